@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The control device: query, size-versioned ioctls, unknown commands.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/kfdpool.h>
+
+#include "kselftest_harness.h"
+
+FIXTURE(dev) {
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
+	if (self->fd < 0)
+		SKIP(return, "/dev/kfdpool: %s (module not loaded?)",
+		     strerror(errno));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(dev, query)
+{
+	struct kfdpool_query q = {};
+
+	ASSERT_EQ(0, ioctl(self->fd, KFDPOOL_IOC_QUERY, &q));
+	EXPECT_EQ(KFDPOOL_ABI_VERSION, q.abi_version);
+	EXPECT_EQ(KFDPOOL_BATCH_MAX, q.max_batch);
+	EXPECT_LT(0, q.max_entries);
+}
+
+TEST_F(dev, query_pad_must_be_zero)
+{
+	struct kfdpool_query q = {};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(q.pad) / sizeof(q.pad[0]); i++) {
+		memset(&q, 0, sizeof(q));
+		q.pad[i] = 1;
+		EXPECT_EQ(-1, ioctl(self->fd, KFDPOOL_IOC_QUERY, &q));
+		EXPECT_EQ(EINVAL, errno);
+	}
+	/* Output fields are inputs too: they must come in zeroed. */
+	memset(&q, 0, sizeof(q));
+	q.abi_version = 7;
+	EXPECT_EQ(-1, ioctl(self->fd, KFDPOOL_IOC_QUERY, &q));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, unknown_commands)
+{
+	char buf[256] = {};
+
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(KFDPOOL_IOC_MAGIC, 0x3f, buf[0]), buf));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR('x', 0x00, struct kfdpool_query), buf));
+	EXPECT_EQ(ENOTTY, errno);
+	/* Pool commands are not control-device commands. */
+	EXPECT_EQ(-1, ioctl(self->fd, KFDPOOL_IOC_PIN, buf));
+	EXPECT_EQ(ENOTTY, errno);
+	/* The query's number with the wrong direction. */
+	EXPECT_EQ(-1, ioctl(self->fd, _IOR(KFDPOOL_IOC_MAGIC, 0x00, struct kfdpool_query), buf));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(dev, size_versioning)
+{
+	struct {
+		struct kfdpool_query q;
+		__u64 future[4];
+	} big;
+	struct kfdpool_query small;
+
+	/* A newer caller's larger struct: the tail is left alone. */
+	memset(&big, 0, sizeof(big));
+	ASSERT_EQ(0, ioctl(self->fd, _IOWR(KFDPOOL_IOC_MAGIC, 0x00, big), &big));
+	EXPECT_EQ(KFDPOOL_ABI_VERSION, big.q.abi_version);
+	EXPECT_EQ(0, big.future[0]);
+
+	/* Smaller than the first version: refused. */
+	memset(&small, 0, sizeof(small));
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(KFDPOOL_IOC_MAGIC, 0x00, __u64), &small));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, bad_user_pointer)
+{
+	EXPECT_EQ(-1, ioctl(self->fd, KFDPOOL_IOC_QUERY, (void *)16));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
+/*
+ * kfdpool: shareable GPU and host memory pools.
+ *
+ * /dev/kfdpool (the control device) creates pools.  A pool is an
+ * anonymous-inode file; its fds are either owner fds (may pin, unpin,
+ * export and revoke) or import fds (may import, release and read stats).
+ * The pool lives while any of its fds lives.
+ *
+ * ABI rules, for every struct below:
+ *  - Fields marked "in" are read, "out" are written.  Fields named pad or
+ *    marked "must be 0" must be zero on input, and unknown flag bits must be
+ *    zero, else the call fails with -EINVAL.
+ *  - Every ioctl is size-versioned: the size encoded in the command number is
+ *    the caller's struct size.  The kernel copies min(caller, kernel) bytes,
+ *    zero-fills the rest, and copies back min(caller, kernel) bytes.  A
+ *    caller struct smaller than the first version's is refused (-EINVAL).
+ *  - Unknown commands fail with -ENOTTY.
+ *  - Every fd returned is O_CLOEXEC and installed only after everything else
+ *    has been copied back successfully.
+ */
+#ifndef _UAPI_LINUX_KFDPOOL_H
+#define _UAPI_LINUX_KFDPOOL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define KFDPOOL_ABI_VERSION	1
+
+#define KFDPOOL_NAME_LEN	32
+#define KFDPOOL_ID_LEN		16
+#define KFDPOOL_SECRET_LEN	16
+#define KFDPOOL_RECORD_SIZE	64
+#define KFDPOOL_HANDLE_SIZE	64
+
+/* The largest count a batch command accepts. */
+#define KFDPOOL_BATCH_MAX	4096
+
+/*
+ * Handle types a pool may be shared through.  The values are those of
+ * hipMemAllocationHandleType (and CUmemAllocationHandleType).
+ */
+#define KFDPOOL_HANDLE_TYPE_FD		0x1	/* an import-mode pool fd */
+#define KFDPOOL_HANDLE_TYPE_FABRIC	0x8	/* a 64-byte pool handle */
+#define KFDPOOL_HANDLE_TYPES_ALL \
+	(KFDPOOL_HANDLE_TYPE_FD | KFDPOOL_HANDLE_TYPE_FABRIC)
+
+/* Mode of a pool fd, as reported in kfdpool_pool_stats.mode and fdinfo. */
+#define KFDPOOL_MODE_OWNER	1
+#define KFDPOOL_MODE_IMPORT	2
+
+/* Magic words, so that a record or handle of another kind never parses. */
+#define KFDPOOL_RECORD_MAGIC	0x6b667052	/* "Rpfk" little-endian */
+#define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" little-endian */
+
+/**
+ * struct kfdpool_record - the 64-byte record of one exported pointer
+ * @pool_id: id of the pool the record belongs to
+ * @magic: KFDPOOL_RECORD_MAGIC
+ * @record_id: the record's slot in its pool
+ * @entry_id: the entry the pointer lies in
+ * @generation: the pool's export counter when the record was made
+ * @offset: offset of the pointer in the entry's dma-buf
+ * @size: bytes from @offset that the record covers
+ * @nonce: random bytes the kernel chose; a record only imports if they match
+ *
+ * This is the encoding of hipMemPoolPtrExportData.  The kernel checks every
+ * field against what it stored when the record was made: a record that was
+ * revoked, forged, altered or made by another pool never imports.
+ */
+struct kfdpool_record {
+	__u8 pool_id[KFDPOOL_ID_LEN];
+	__u32 magic;
+	__u32 record_id;
+	__u32 entry_id;
+	__u32 generation;
+	__u64 offset;
+	__u64 size;
+	__u8 nonce[16];
+};
+
+/* ------------------------------------------------------------------ */
+/* Commands on the control device, /dev/kfdpool                       */
+/* ------------------------------------------------------------------ */
+
+/* Feature bits reported in kfdpool_query.features. */
+#define KFDPOOL_FEATURE_BATCH		0x1	/* batch ioctls */
+#define KFDPOOL_FEATURE_URING_CMD	0x2	/* io_uring passthrough */
+#define KFDPOOL_FEATURE_POOL_HANDLE	0x4	/* 64-byte pool handles */
+
+/**
+ * struct kfdpool_query - ABI version, features and limits of the module
+ * @abi_version: out: KFDPOOL_ABI_VERSION of the running module
+ * @features: out: KFDPOOL_FEATURE_* bits
+ * @global_limit: out: bytes all pools together may pin, 0 for no limit
+ * @user_limit: out: bytes the pools of one uid may pin, 0 for no limit
+ * @default_pool_limit: out: limit of a pool created with limit 0,
+ *	0 for no limit
+ * @max_entries: out: entries one pool may hold
+ * @max_batch: out: KFDPOOL_BATCH_MAX
+ * @global_pinned: out: bytes pinned in all pools now
+ * @user_pinned: out: bytes pinned now in pools of the caller's uid
+ * @pad: must be 0
+ */
+struct kfdpool_query {
+	__u32 abi_version;
+	__u32 features;
+	__u64 global_limit;
+	__u64 user_limit;
+	__u64 default_pool_limit;
+	__u32 max_entries;
+	__u32 max_batch;
+	__u64 global_pinned;
+	__u64 user_pinned;
+	__u64 pad[4];
+};
+
+/**
+ * struct kfdpool_pool_create - create a pool
+ * @limit: in: bytes the pool may pin, 0 for the module's default_pool_limit
+ * @flags: in: must be 0
+ * @handle_types: in: KFDPOOL_HANDLE_TYPE_* the pool may be shared through;
+ *	0 makes a pool that cannot be shared (pointer export is refused)
+ * @name: in: NUL-terminated name for observability, printable ASCII without
+ *	spaces (0x21..0x7e); may be empty.  No NUL within the array: -EINVAL.
+ * @fd: out: the owner fd of the new pool
+ * @pad: must be 0
+ * @id: out: the pool's random 128-bit id
+ */
+struct kfdpool_pool_create {
+	__u64 limit;
+	__u32 flags;
+	__u32 handle_types;
+	char name[KFDPOOL_NAME_LEN];
+	__s32 fd;
+	__u32 pad;
+	__u8 id[KFDPOOL_ID_LEN];
+};
+
+/**
+ * struct kfdpool_pool_handle - a pool exported as 64 bytes
+ * @pool_id: id of the pool
+ * @magic: KFDPOOL_HANDLE_MAGIC
+ * @policy: KFDPOOL_HANDLE_POLICY_* chosen at export
+ * @gid: the group admitted under KFDPOOL_HANDLE_POLICY_GID, else 0
+ * @uid: the exporter's uid, admitted under KFDPOOL_HANDLE_POLICY_UID
+ * @secret: proves the holder was given the handle; derived by the kernel
+ *	from the pool's current key and the fields above
+ * @pad: 0
+ *
+ * Presenting a handle to KFDPOOL_IOC_POOL_IMPORT_HANDLE yields an import fd
+ * of the pool, without passing any fd between processes.  Rotating the
+ * pool's key (KFDPOOL_IOC_HANDLE_ROTATE) kills every handle given out.
+ */
+struct kfdpool_pool_handle {
+	__u8 pool_id[KFDPOOL_ID_LEN];
+	__u32 magic;
+	__u32 policy;
+	__u32 gid;
+	__u32 uid;
+	__u8 secret[KFDPOOL_SECRET_LEN];
+	__u8 pad[16];
+};
+
+/* Who may import a pool handle.  The default (0) is the exporter's uid. */
+#define KFDPOOL_HANDLE_POLICY_UID	0	/* callers with the exporter's euid */
+#define KFDPOOL_HANDLE_POLICY_GID	1	/* callers in group @gid */
+#define KFDPOOL_HANDLE_POLICY_ANY	2	/* anyone holding the handle */
+
+/**
+ * struct kfdpool_pool_import_handle - open a pool from its 64-byte handle
+ * @handle: in: what KFDPOOL_IOC_HANDLE_EXPORT returned
+ * @flags: in: must be 0
+ * @fd: out: a new import fd of the pool
+ *
+ * Fails with -ENOENT when no pool has that id (or it was destroyed), -EACCES
+ * when the secret does not match (rotated, forged) or the caller is not
+ * admitted by the policy.
+ */
+struct kfdpool_pool_import_handle {
+	struct kfdpool_pool_handle handle;
+	__u32 flags;
+	__s32 fd;
+};
+
+/* ------------------------------------------------------------------ */
+/* Commands on a pool fd                                              */
+/* ------------------------------------------------------------------ */
+
+/* kfdpool_pool_stats.flags: reset a high-water mark to its current value. */
+#define KFDPOOL_STATS_RESET_RESERVED_HIGH	0x1
+#define KFDPOOL_STATS_RESET_USED_HIGH		0x2
+
+/**
+ * struct kfdpool_pool_stats - the pool's accounting
+ * @flags: in: KFDPOOL_STATS_RESET_* (owner fd only, else -EPERM); the
+ *	figures returned are read after the reset
+ * @mode: out: KFDPOOL_MODE_* of the fd the call was made on
+ * @id: out: the pool's id
+ * @name: out: the pool's name, NUL-terminated
+ * @limit: out: bytes the pool may pin, 0 for no limit
+ * @handle_types: out: KFDPOOL_HANDLE_TYPE_* the pool allows
+ * @owner_pid: out: pid (in the caller's namespace) of the pool's creator,
+ *	0 if not visible
+ * @reserved_bytes: out: bytes of all entries, draining ones included
+ * @reserved_high: out: high-water mark of @reserved_bytes
+ * @used_bytes: out: bytes covered by live export records
+ * @used_high: out: high-water mark of @used_bytes
+ * @draining_bytes: out: bytes of unpinned entries that imports keep alive
+ * @imported_bytes: out: sum over import holders of the bytes of the entries
+ *	each holds (an entry held by two fds counts twice)
+ * @fd_imported_bytes: out: bytes of the entries this fd holds imports of
+ * @entries: out: entries, draining ones included
+ * @draining_entries: out: entries unpinned but still imported
+ * @records: out: live export records
+ * @import_fds: out: import-mode fds of the pool that are open
+ * @fd_imports: out: entries this fd holds imports of
+ * @pad: must be 0
+ */
+struct kfdpool_pool_stats {
+	__u32 flags;
+	__u32 mode;
+	__u8 id[KFDPOOL_ID_LEN];
+	char name[KFDPOOL_NAME_LEN];
+	__u64 limit;
+	__u32 handle_types;
+	__s32 owner_pid;
+	__u64 reserved_bytes;
+	__u64 reserved_high;
+	__u64 used_bytes;
+	__u64 used_high;
+	__u64 draining_bytes;
+	__u64 imported_bytes;
+	__u64 fd_imported_bytes;
+	__u32 entries;
+	__u32 draining_entries;
+	__u32 records;
+	__u32 import_fds;
+	__u32 fd_imports;
+	__u32 pad[5];
+};
+
+/**
+ * struct kfdpool_pool_export - make an import fd of a pool (owner fd only)
+ * @flags: in: must be 0
+ * @fd: out: a new import-mode fd of the same pool; this fd is the shareable
+ *	handle of hipMemHandleTypePosixFileDescriptor
+ *
+ * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FD.
+ */
+struct kfdpool_pool_export {
+	__u32 flags;
+	__s32 fd;
+};
+
+/**
+ * struct kfdpool_pin - pin a dma-buf in a pool (owner fd only)
+ * @dmabuf_fd: in: a dma-buf fd (-EBADF if not open, -EINVAL if not a dma-buf)
+ * @flags: in: must be 0
+ * @cookie: in: opaque to the kernel, returned by imports of the entry
+ *	(libkfdpool stores the chunk's address in the exporter)
+ * @size: out: the dma-buf's size, now charged to the pool
+ * @entry_id: out: the new entry's id, never 0
+ * @pad: must be 0
+ *
+ * Takes a reference on the dma-buf.  Fails with -ENOSPC over the pool's
+ * limit, the global limit or the per-pool entry cap, -EDQUOT over the
+ * per-user limit, and -EEXIST when the dma-buf is pinned in this pool already.
+ */
+struct kfdpool_pin {
+	__s32 dmabuf_fd;
+	__u32 flags;
+	__u64 cookie;
+	__u64 size;
+	__u32 entry_id;
+	__u32 pad;
+};
+
+/**
+ * struct kfdpool_unpin - remove an entry from a pool (owner fd only)
+ * @entry_id: in: the entry (-ENOENT if the pool has no such live entry)
+ * @flags: in: must be 0
+ * @revoked: out: export records of the entry that this revoked
+ * @draining: out: 1 if imports keep the entry alive (it stays counted as
+ *	draining until the last is released), else 0
+ *
+ * Every record of the entry is revoked; the entry can no longer be imported.
+ */
+struct kfdpool_unpin {
+	__u32 entry_id;
+	__u32 flags;
+	__u32 revoked;
+	__u32 draining;
+};
+
+/**
+ * struct kfdpool_export - export a pointer as a record (owner fd only)
+ * @entry_id: in: the entry the pointer lies in
+ * @flags: in: must be 0
+ * @offset: in: offset of the pointer in the entry
+ * @size: in: bytes covered, > 0; @offset + @size must not pass the entry's
+ *	end (-EINVAL)
+ * @record: out: the record to hand to importers
+ * @status: out: 0 or -errno of this element (batch); 0 for the single ioctl
+ * @pad: must be 0
+ *
+ * Fails with -EOPNOTSUPP when the pool has no handle types.
+ */
+struct kfdpool_export {
+	__u32 entry_id;
+	__u32 flags;
+	__u64 offset;
+	__u64 size;
+	struct kfdpool_record record;
+	__s32 status;
+	__u32 pad;
+};
+
+/**
+ * struct kfdpool_revoke - revoke an export record (owner fd only)
+ * @record: in: the record as KFDPOOL_IOC_EXPORT made it
+ * @flags: in: must be 0
+ * @status: out: 0 or -errno of this element (batch)
+ *
+ * Fails with -ENOENT when the record is not live, -EXDEV when it is of
+ * another pool, -EINVAL when its magic is wrong.
+ */
+struct kfdpool_revoke {
+	struct kfdpool_record record;
+	__u32 flags;
+	__s32 status;
+};
+
+/* kfdpool_import.flags: the caller holds an import of the entry already. */
+#define KFDPOOL_IMPORT_VALIDATE		0x1
+
+/**
+ * struct kfdpool_import - import an exported pointer (any fd of the pool)
+ * @record: in: the record
+ * @flags: in: KFDPOOL_IMPORT_VALIDATE or 0
+ * @fd: out: without VALIDATE, a new dma-buf fd of the entry (O_CLOEXEC), and
+ *	the entry is counted as imported by this pool fd; with VALIDATE, -1, and
+ *	the call fails with -ENXIO unless this pool fd holds an import of the
+ *	entry
+ * @offset: out: offset of the pointer in the dma-buf
+ * @size: out: bytes the record covers
+ * @entry_size: out: size of the entry's dma-buf
+ * @cookie: out: the cookie given at pin
+ * @entry_id: out: the entry
+ * @status: out: 0 or -errno of this element (batch)
+ *
+ * Fails with -EXDEV for a record of another pool, -ESTALE for a record
+ * whose slot was reused, -ENOENT for a record that was revoked, never
+ * existed, or does not match what the kernel stored, -EINVAL for a bad
+ * magic.
+ */
+struct kfdpool_import {
+	struct kfdpool_record record;
+	__u32 flags;
+	__s32 fd;
+	__u64 offset;
+	__u64 size;
+	__u64 entry_size;
+	__u64 cookie;
+	__u32 entry_id;
+	__s32 status;
+};
+
+/**
+ * struct kfdpool_release - drop one import of an entry (any fd of the pool)
+ * @entry_id: in: the entry
+ * @flags: in: must be 0
+ * @status: out: 0 or -errno of this element (batch)
+ * @pad: must be 0
+ *
+ * Fails with -ENOENT when this pool fd holds no import of the entry.
+ * Closing a pool fd releases all of its imports.
+ */
+struct kfdpool_release {
+	__u32 entry_id;
+	__u32 flags;
+	__s32 status;
+	__u32 pad;
+};
+
+/**
+ * struct kfdpool_batch - many exports, revokes, imports or releases at once
+ * @ops: in: user pointer to an array of @count elements
+ *	(struct kfdpool_export, _revoke, _import or _release by command)
+ * @count: in: 1..KFDPOOL_BATCH_MAX, else -EINVAL
+ * @elem_size: in: the size of one element as the caller knows it, at least
+ *	the first version's; elements are size-versioned like ioctl structs
+ * @flags: in: must be 0
+ * @pad: must be 0
+ *
+ * Elements are processed in order, each on its own: the outcome of each is
+ * written to its status field, and a failing element does not stop the
+ * others.  The call returns how many elements were processed (their status
+ * and outputs written).  It stops early, returning the count so far, only
+ * when it cannot read or write an element (-EFAULT if that is the first) or
+ * a fatal signal is pending (-EINTR if first).  An import fd sending an
+ * owner-only batch fails as a whole with -EPERM.  Import elements that
+ * return fds: an element's fd is installed only after that element was
+ * copied back.
+ */
+struct kfdpool_batch {
+	__u64 ops;
+	__u32 count;
+	__u32 elem_size;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct kfdpool_handle_export - export a pool as a 64-byte handle
+ *	(owner fd only)
+ * @policy: in: KFDPOOL_HANDLE_POLICY_*
+ * @gid: in: the admitted group for KFDPOOL_HANDLE_POLICY_GID, else must be 0
+ * @flags: in: must be 0
+ * @pad: must be 0
+ * @handle: out: the handle
+ *
+ * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ */
+struct kfdpool_handle_export {
+	__u32 policy;
+	__u32 gid;
+	__u32 flags;
+	__u32 pad;
+	struct kfdpool_pool_handle handle;
+};
+
+/**
+ * struct kfdpool_handle_rotate - give the pool a new handle key (owner fd
+ *	only); every handle exported before no longer imports
+ * @flags: in: must be 0
+ * @pad: must be 0
+ */
+struct kfdpool_handle_rotate {
+	__u32 flags;
+	__u32 pad;
+};
+
+#define KFDPOOL_IOC_MAGIC	0xB9
+
+/* On /dev/kfdpool */
+#define KFDPOOL_IOC_QUERY \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x00, struct kfdpool_query)
+#define KFDPOOL_IOC_POOL_CREATE \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x01, struct kfdpool_pool_create)
+#define KFDPOOL_IOC_POOL_IMPORT_HANDLE \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x02, struct kfdpool_pool_import_handle)
+
+/* On pool fds */
+#define KFDPOOL_IOC_POOL_STATS \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x10, struct kfdpool_pool_stats)
+#define KFDPOOL_IOC_POOL_EXPORT \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x11, struct kfdpool_pool_export)
+#define KFDPOOL_IOC_PIN \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x12, struct kfdpool_pin)
+#define KFDPOOL_IOC_UNPIN \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x13, struct kfdpool_unpin)
+#define KFDPOOL_IOC_EXPORT \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x14, struct kfdpool_export)
+#define KFDPOOL_IOC_REVOKE \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x15, struct kfdpool_revoke)
+#define KFDPOOL_IOC_IMPORT \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x16, struct kfdpool_import)
+#define KFDPOOL_IOC_RELEASE \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x17, struct kfdpool_release)
+#define KFDPOOL_IOC_EXPORT_BATCH \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x18, struct kfdpool_batch)
+#define KFDPOOL_IOC_REVOKE_BATCH \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x19, struct kfdpool_batch)
+#define KFDPOOL_IOC_IMPORT_BATCH \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x1a, struct kfdpool_batch)
+#define KFDPOOL_IOC_RELEASE_BATCH \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x1b, struct kfdpool_batch)
+#define KFDPOOL_IOC_HANDLE_EXPORT \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x1c, struct kfdpool_handle_export)
+#define KFDPOOL_IOC_HANDLE_ROTATE \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x1d, struct kfdpool_handle_rotate)
+
+/* ------------------------------------------------------------------ */
+/* io_uring passthrough on pool fds                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * IORING_OP_URING_CMD on a pool fd, on a ring set up with
+ * IORING_SETUP_SQE128 (80 bytes of command payload in sqe->cmd).  sqe->cmd_op
+ * is one of the command numbers below; commands complete inline, and the
+ * CQE's res is the result:
+ *
+ *  KFDPOOL_URING_EXPORT   payload struct kfdpool_uring_export; res 0 or
+ *                         -errno, the record is written to @record_ptr
+ *  KFDPOOL_URING_REVOKE   payload struct kfdpool_uring_record; res 0 or -errno
+ *  KFDPOOL_URING_IMPORT   payload struct kfdpool_uring_record with @flags as
+ *                         kfdpool_import.flags; res the new dma-buf fd, 0 with
+ *                         KFDPOOL_IMPORT_VALIDATE, or -errno
+ *  KFDPOOL_URING_RELEASE  payload struct kfdpool_release; res 0 or -errno
+ *  KFDPOOL_IOC_*_BATCH    payload struct kfdpool_batch (vectored form);
+ *                         res as the batch ioctl returns
+ *
+ * Owner-only commands from an import fd complete with -EPERM, unknown
+ * cmd_op with -ENOTTY, a ring without SQE128 with -EINVAL.  Padding and
+ * unknown flags must be zero as for the ioctls.
+ */
+
+/**
+ * struct kfdpool_uring_export - inline payload of KFDPOOL_URING_EXPORT
+ * @entry_id: in: as in struct kfdpool_export
+ * @flags: in: must be 0
+ * @offset: in: as in struct kfdpool_export
+ * @size: in: as in struct kfdpool_export
+ * @record_ptr: in: user pointer where the 64-byte record is written
+ */
+struct kfdpool_uring_export {
+	__u32 entry_id;
+	__u32 flags;
+	__u64 offset;
+	__u64 size;
+	__u64 record_ptr;
+};
+
+/**
+ * struct kfdpool_uring_record - inline payload of KFDPOOL_URING_IMPORT and
+ *	KFDPOOL_URING_REVOKE: a record travels in the SQE itself
+ * @record: in: the record
+ * @flags: in: KFDPOOL_IMPORT_VALIDATE or 0 for import, 0 for revoke
+ * @pad: must be 0
+ */
+struct kfdpool_uring_record {
+	struct kfdpool_record record;
+	__u32 flags;
+	__u32 pad;
+};
+
+#define KFDPOOL_URING_EXPORT \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x40, struct kfdpool_uring_export)
+#define KFDPOOL_URING_REVOKE \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x41, struct kfdpool_uring_record)
+#define KFDPOOL_URING_IMPORT \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x42, struct kfdpool_uring_record)
+#define KFDPOOL_URING_RELEASE \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x43, struct kfdpool_release)
+
+#endif /* _UAPI_LINUX_KFDPOOL_H */
