@@ -50,6 +50,7 @@ $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
+-include $(SRC)/packaging/install.mk
 
 deps:
 	$(SRC)/tools/deps
