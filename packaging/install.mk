@@ -56,8 +56,9 @@ $(STAT_OUT)/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(ST
 	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
 		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
 
-stat-unit: $(STAT_OUT)/stat-unit
+stat-unit: $(STAT_OUT)/stat-unit $(STAT_OUT)/kfdpool-stat
 	$(STAT_OUT)/stat-unit
+	$(SRC)/tools/stat/test/fakeproc-test $(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
 unit: stat-unit
 
