@@ -38,7 +38,7 @@ STAT_SRCS := $(wildcard $(SRC)/tools/stat/*.c)
 STAT_HDRS := $(wildcard $(SRC)/tools/stat/*.h)
 STAT_LIB_SRCS := $(filter-out %/kfdpool-stat.c,$(STAT_SRCS))
 
-.PHONY: stat stat-unit fortran fortran-tests install-check dkms-src dkms-check \
+.PHONY: stat stat-unit fortran fortran-tests fortran-unit install-check dkms-src dkms-check \
 	man-check
 
 all: stat fortran
@@ -79,22 +79,39 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 	@mkdir -p $(FORTRAN_OUT)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
 
-# The exporter/importer pair that selftests/lib_fortran_test.c runs.  Linked
-# statically (libkfdpool.a, libgfortran) so the VM needs no Fortran runtime.
-FORTRAN_TESTS := $(patsubst $(SRC)/userlib/fortran/test/%.f90,$(FORTRAN_OUT)/test/%,\
-	$(wildcard $(SRC)/userlib/fortran/test/*.f90))
+# The exporter/importer pair (and the layout printer) that
+# selftests/lib_fortran_test.c runs.  Linked statically (libkfdpool.a,
+# libgfortran) so the VM needs no Fortran runtime.  Not in build/selftests:
+# the runner would run them as tests of their own.
+FORTRAN_TESTS := $(addprefix $(FORTRAN_OUT)/test/,kfdpool_f_layout \
+	kfdpool_f_exporter kfdpool_f_importer)
+FORTRAN_COMMON := $(FORTRAN_OUT)/test/kfdpool_f_common.o
 fortran-tests: $(FORTRAN_TESTS)
-$(FORTRAN_OUT)/test/%: $(SRC)/userlib/fortran/test/%.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod $(LIBDIR_OUT)/libkfdpool.a
+$(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	@mkdir -p $(dir $@)
-	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< \
-		$(LIBDIR_OUT)/libkfdpool.a -static -lpthread
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
+$(FORTRAN_OUT)/test/%: $(SRC)/userlib/fortran/test/%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -static -lpthread
+
+# Native check of the interfaces' conventions against HIP's C prototypes
+# (stand-in functions from HIP's own header; the real library not involved).
+$(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
+		$(SRC)/userlib/fortran/test/abi_stub.c $(FORTRAN_OUT)/hipfort_kfdpool.mod
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -c -o $@_stub.o $(SRC)/userlib/fortran/test/abi_stub.c
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
+
+fortran-unit: $(FORTRAN_OUT)/test/abi_driver
+	$(FORTRAN_OUT)/test/abi_driver
+unit: fortran-unit
 
 # Only once libkfdpool implements the HIP mempool API (branch lib).
 ifneq ($(shell grep -ls hipMemPoolExportPointer $(SRC)/userlib/src/*.c 2>/dev/null),)
 selftests: fortran-tests
 endif
 else
-fortran fortran-tests:
+fortran fortran-tests fortran-unit:
 	@echo "note: no Fortran compiler ($(FC)): Fortran module not built"
 endif
 
