@@ -18,8 +18,7 @@ ifneq ($(filter 6.1 6.12,$(KVER)),)
 override KVER := $(shell $(SRC)/tools/kernels $(KVER))
 endif
 KDIR ?= /lib/modules/$(KVER)/build
-KREL := $(notdir $(patsubst %/,%,$(dir $(KDIR)/)))
-KOUT := $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
+KOUT ?= $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
