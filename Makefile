@@ -25,7 +25,7 @@ CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
+.PHONY: all modules lib selftests ksft demo check deps checkpatch clean
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
