@@ -66,7 +66,7 @@ checkpatch: ksft
 		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 
-demo: lib selftests
+demo:
 	$(SRC)/tools/demo
 
 check:
