@@ -33,7 +33,8 @@ MODPROBEDIR ?= /etc/modprobe.d
 INSTALL ?= install
 
 # ---------------------------------------------------------------- kfdpool-stat
-STAT_OUT := $(BUILD)/tools
+# build/bin: the VM runner puts it in the guest (selftests/stat_test.c runs it).
+STAT_OUT := $(BUILD)/bin
 STAT_SRCS := $(wildcard $(SRC)/tools/stat/*.c)
 STAT_HDRS := $(wildcard $(SRC)/tools/stat/*.h)
 STAT_LIB_SRCS := $(filter-out %/kfdpool-stat.c,$(STAT_SRCS))
@@ -51,16 +52,19 @@ $(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
 		-o $@ $(STAT_SRCS)
 
 # Native unit test of the fdinfo and debugfs parsers (no kernel needed).
-$(STAT_OUT)/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
+$(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
 		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
 
-stat-unit: $(STAT_OUT)/stat-unit $(STAT_OUT)/kfdpool-stat
-	$(STAT_OUT)/stat-unit
+stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
+	$(BUILD)/stat/stat-unit
 	$(SRC)/tools/stat/test/fakeproc-test $(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
 unit: stat-unit
+
+# selftests/stat_test.c runs build/tools/kfdpool-stat in the VM.
+selftests: stat
 
 # ---------------------------------------------------------------- Fortran
 ifeq ($(origin FC),default)
