@@ -140,8 +140,12 @@ KO := $(KOUT)/kfdpool.ko
 # Without DESTDIR this is the real system: run depmod.  With DESTDIR the
 # packaging (or dkms) runs it on the target.  Debian's headers carry no
 # System.map, so kbuild's own depmod step is skipped either way.
+# Distribution kernels sign modules_install's output with their build key
+# (CONFIG_MODULE_SIG_ALL), which their headers do not ship: signing would
+# only fail noisily.  Secure Boot users install through DKMS, which signs
+# with the machine owner key.
 MODINST = $(MAKE) -C $(KDIR) M=$(KOUT) INSTALL_MOD_PATH=$(DESTDIR) \
-	INSTALL_MOD_DIR=extra modules_install
+	INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= modules_install
 
 .PHONY: install-module install-lib install-headers install-stat install-man \
 	install-udev install-modprobe install-fortran
@@ -228,8 +232,10 @@ uninstall:
 	rm -f $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.f90
 	-rmdir $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)/kfdpool 2>/dev/null
 
+# For the running kernel if it has a build tree, else Debian's 6.12.
+IC_KVER = $(if $(wildcard $(KDIR)/Makefile),$(KVER),$(shell $(SRC)/tools/kernels 6.12))
 install-check: lib stat fortran
-	$(SRC)/packaging/install-check $(SRC) $(BUILD)/install-check $(KVER)
+	$(SRC)/packaging/install-check $(SRC) $(BUILD)/install-check $(IC_KVER)
 
 # ---------------------------------------------------------------- DKMS
 # The files the module build needs, laid out as dkms.conf expects them.
