@@ -37,7 +37,9 @@ module hipfort_kfdpool
     enumerator :: hipErrorInvalidValue = 1
     enumerator :: hipErrorOutOfMemory = 2
     enumerator :: hipErrorNotInitialized = 3
+    enumerator :: hipErrorNoDevice = 100
     enumerator :: hipErrorInvalidDevice = 101
+    enumerator :: hipErrorAlreadyMapped = 208
     enumerator :: hipErrorInvalidHandle = 400
     enumerator :: hipErrorNotFound = 500
     enumerator :: hipErrorNotSupported = 801
