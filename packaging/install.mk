@@ -85,18 +85,19 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 
 # The exporter/importer pair (and the layout printer) that
 # selftests/lib_fortran_test.c runs.  Linked statically (libkfdpool.a,
-# libgfortran) so the VM needs no Fortran runtime.  Not in build/selftests:
+# libgfortran) so the VM needs no Fortran runtime.  In build/bin, which the
+# VM runner puts in the guest; not in build/selftests:
 # the runner would run them as tests of their own.
-FORTRAN_TESTS := $(addprefix $(FORTRAN_OUT)/test/,kfdpool_f_layout \
+FORTRAN_TESTS := $(addprefix $(BUILD)/bin/,kfdpool_f_layout \
 	kfdpool_f_exporter kfdpool_f_importer)
 FORTRAN_COMMON := $(FORTRAN_OUT)/test/kfdpool_f_common.o
 fortran-tests: $(FORTRAN_TESTS)
 $(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	@mkdir -p $(dir $@)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
-$(FORTRAN_OUT)/test/%: $(SRC)/userlib/fortran/test/%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
-		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -static -lpthread
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -static $(LIB_LDLIBS) -lpthread
 
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
