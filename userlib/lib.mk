@@ -60,7 +60,7 @@ UNIT_OUT := $(BUILD)/unit
 UNIT_SRCS := $(wildcard $(SRC)/userlib/test/*_test.c)
 UNIT_BINS := $(patsubst $(SRC)/userlib/test/%.c,$(UNIT_OUT)/%,$(UNIT_SRCS))
 UNIT_HARNESS := $(BUILD)/ksft/tools/testing/selftests
-UNIT_CFLAGS := $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes \
+UNIT_CFLAGS := $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes -Wno-sign-compare -Wno-misleading-indentation \
 	$(LIB_CPPFLAGS) -I$(SRC)/userlib/src -I$(UNIT_HARNESS) -I$(UNIT_OUT)
 
 # The allocator test links alloc.c alone; the others link the library.
@@ -76,9 +76,13 @@ $(UNIT_OUT)/hip_rename.h: $(SRC)/userlib/include/kfdpool_hip_types.h
 		sed 's/.*/#define & kfdx_&/' > $@
 	grep -o '\bhip[A-Za-z0-9_]*\b' $< | sort -u | \
 		sed 's/.*/#undef &/' > $(UNIT_OUT)/hip_unrename.h
-$(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(UNIT_OUT)/hip_rename.h $(LIBDIR_OUT)/libkfdpool.so | ksft
+	{ echo '#define HIP_CONSTS(X) \'; \
+	  grep -oE '^\s*hip[A-Za-z0-9_]+ =' $< | tr -d ' =\t' | \
+		sed 's/.*/\tX(&) \\/'; echo; } > $(UNIT_OUT)/hip_consts.h
+$(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c $(UNIT_OUT)/hip_rename.h $(LIB_HDRS) $(LIBDIR_OUT)/libkfdpool.so | ksft
 	$(CC) $(UNIT_CFLAGS) $(if $(HIP_API_H),-DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__) \
-		-o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -lpthread
+		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -lpthread
 
 $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
