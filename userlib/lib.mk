@@ -103,3 +103,10 @@ $(EXAMPLES_OUT)/%: $(SRC)/userlib/examples/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
 		-o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
+
+# kfdpool-query, a small tool over the library.
+tools: $(BUILD)/bin/kfdpool-query
+$(BUILD)/bin/kfdpool-query: $(SRC)/tools/query.c $(LIBDIR_OUT)/libkfdpool.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -o $@ $< -L$(LIBDIR_OUT) \
+		-Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
