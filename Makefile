@@ -18,16 +18,14 @@ ifneq ($(filter 6.1 6.12,$(KVER)),)
 override KVER := $(shell $(SRC)/tools/kernels $(KVER))
 endif
 KDIR ?= /lib/modules/$(KVER)/build
-KREL := $(notdir $(patsubst %/,%,$(dir $(KDIR)/)))
-KOUT := $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
+KOUT ?= $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch unit clean \
-	install uninstall
+.PHONY: all modules lib selftests ksft demo check deps checkpatch clean
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -43,7 +41,7 @@ modules: $(KOUT)/gen/kfdpool_features.h
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
-	@echo "built $(KOUT)/kfdpool.ko"
+	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
 $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
 	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
@@ -68,7 +66,7 @@ checkpatch: ksft
 		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 
-demo: lib selftests
+demo:
 	$(SRC)/tools/demo
 
 check:
