@@ -41,7 +41,7 @@ modules: $(KOUT)/gen/kfdpool_features.h
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
-	@echo "built $(KOUT)/kfdpool.ko"
+	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
 $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
 	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Lifetimes across processes: draining entries after the exporter unpins
+ * and exits, SIGKILL, the last close, and the module's own reference.
+ */
+#include <signal.h>
+
+#include "kselftest_harness.h"
+#include "kfdpool_util.h"
+
+#define SZ	(128 * 1024)
+
+/* What the exporter tells the importer. */
+struct msg {
+	struct kfdpool_record rec[2];
+	__u32 entry[2];
+};
+
+FIXTURE(life) {
+	int baseline;
+};
+
+FIXTURE_SETUP(life)
+{
+	int ctl = kfd_open(), b;
+
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	close(ctl);
+	b = kfd_dmabuf_new(4096);
+	if (b < 0)
+		SKIP(return, "no dma-buf exporter: %s", strerror(-b));
+	close(b);
+	self->baseline = kfd_dmabuf_count(kfd_dmabuf_count_now());
+	if (self->baseline < 0)
+		SKIP(return, "no %s: cannot count dma-bufs", KFD_BUFINFO);
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+}
+
+/*
+ * The exporter (a child) pins two buffers, exports a record of each and
+ * sends an import fd with the records; the importer (this process) imports
+ * entry 0 and maps it; the exporter unpins entry 0 and exits.  The importer
+ * still reads entry 0's bytes, sees it draining, imports entry 1, and after
+ * the last close every dma-buf is gone.
+ */
+TEST_F(life, exporter_unpins_and_exits)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_import imp0, imp1;
+	int sv[2], imp_fd, status;
+	struct msg m;
+	char go = 0;
+	uint32_t *map;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int pool, buf[2], i, imp;
+
+		close(sv[0]);
+		pool = kfd_pool_new("exporter");
+		if (pool < 0)
+			_exit(10);
+		for (i = 0; i < 2; i++) {
+			buf[i] = kfd_dmabuf_new(SZ);
+			if (buf[i] < 0 || kfd_dmabuf_fill(buf[i], SZ, 7 + i))
+				_exit(11);
+			m.entry[i] = kfd_pin(pool, buf[i], i);
+			if ((int)m.entry[i] <= 0)
+				_exit(12);
+			close(buf[i]);
+			if (kfd_export(pool, m.entry[i], 4096, 8192,
+				       &m.rec[i]))
+				_exit(13);
+		}
+		imp = kfd_pool_export(pool);
+		if (imp < 0 || kfd_send(sv[1], imp, &m, sizeof(m)))
+			_exit(14);
+		close(imp);
+		/* Wait until the importer mapped entry 0. */
+		if (read(sv[1], &go, 1) != 1)
+			_exit(15);
+		if (kfd_unpin(pool, m.entry[0], (__u32 *)&i) || i != 1)
+			_exit(16);
+		_exit(0);	/* closes the owner fd */
+	}
+	close(sv[1]);
+	ASSERT_EQ(0, kfd_recv(sv[0], &imp_fd, &m, sizeof(m)));
+	ASSERT_LE(0, imp_fd);
+
+	ASSERT_EQ(0, kfd_import(imp_fd, &m.rec[0], 0, &imp0));
+	EXPECT_EQ(4096, imp0.offset);
+	EXPECT_EQ(8192, imp0.size);
+	map = mmap(NULL, SZ, PROT_READ, MAP_SHARED, imp0.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* Only the mapping keeps the buffer now: close the fd. */
+	close(imp0.fd);
+	ASSERT_EQ(1, write(sv[0], &go, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+
+	/* The exporter is gone; the pool lives on through the import fd. */
+	ASSERT_EQ(0, kfd_stats(imp_fd, &st));
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(1, st.draining_entries);
+	EXPECT_EQ(SZ, st.draining_bytes);
+	EXPECT_EQ(2 * SZ, st.reserved_bytes);
+	EXPECT_EQ(1, st.records);
+	EXPECT_EQ(1, st.import_fds);
+	EXPECT_EQ(1, st.fd_imports);
+	EXPECT_EQ(SZ, st.fd_imported_bytes);
+	EXPECT_EQ(SZ, kfd_fdinfo_num(imp_fd, "kfdpool-draining"));
+	EXPECT_EQ(1, kfd_fdinfo_num(imp_fd, "kfdpool-draining-entries"));
+
+	/* The right bytes, through the importer's own mapping. */
+	{
+		size_t i, bad = 0;
+
+		for (i = 4096 / 4; i < (4096 + 8192) / 4; i++)
+			bad += map[i] != 7 * 2654435761u + i;
+		EXPECT_EQ(0, bad);
+	}
+	/* The revoked record is dead, the other entry importable. */
+	EXPECT_EQ(-ENOENT, kfd_import(imp_fd, &m.rec[0], 0, NULL));
+	ASSERT_EQ(0, kfd_import(imp_fd, &m.rec[1], 0, &imp1));
+	EXPECT_EQ(1, kfd_dmabuf_check(imp1.fd, SZ, 8, 0, SZ));
+	close(imp1.fd);
+
+	/* Releasing the last import of the draining entry frees it. */
+	EXPECT_EQ(0, kfd_release(imp_fd, m.entry[0]));
+	ASSERT_EQ(0, kfd_stats(imp_fd, &st));
+	EXPECT_EQ(1, st.entries);
+	EXPECT_EQ(0, st.draining_entries);
+	EXPECT_EQ(0, st.draining_bytes);
+	EXPECT_EQ(SZ, st.reserved_bytes);
+	/* Our mapping still holds the first buffer. */
+	EXPECT_EQ(self->baseline + 2, kfd_dmabuf_count(self->baseline + 2));
+	munmap(map, SZ);
+	EXPECT_EQ(self->baseline + 1, kfd_dmabuf_count(self->baseline + 1));
+	close(imp_fd);
+}
+
+/* The last close of an importing fd frees a draining entry too. */
+TEST_F(life, close_frees_draining)
+{
+	struct kfdpool_record r;
+	struct kfdpool_pool_stats st;
+	int pool, imp, buf, e;
+	__u32 draining = 0;
+
+	pool = kfd_pool_new("close");
+	ASSERT_LE(0, pool);
+	imp = kfd_pool_export(pool);
+	buf = kfd_dmabuf_new(SZ);
+	ASSERT_LE(0, buf);
+	e = kfd_pin(pool, buf, 0);
+	close(buf);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(0, kfd_export(pool, e, 0, SZ, &r));
+	ASSERT_EQ(0, kfd_import(imp, &r, 0, NULL));
+	ASSERT_EQ(0, kfd_import(imp, &r, 0, NULL));
+	ASSERT_EQ(0, kfd_unpin(pool, e, &draining));
+	EXPECT_EQ(1, draining);
+	/* Draining: cannot be unpinned again nor exported. */
+	EXPECT_EQ(-ENOENT, kfd_unpin(pool, e, NULL));
+	EXPECT_EQ(-ENOENT, kfd_export(pool, e, 0, 1, &r));
+	EXPECT_EQ(self->baseline + 1, kfd_dmabuf_count(self->baseline + 1));
+	close(imp);
+	ASSERT_EQ(0, kfd_stats(pool, &st));
+	EXPECT_EQ(0, st.entries);
+	EXPECT_EQ(0, st.draining_entries);
+	EXPECT_EQ(0, st.reserved_bytes);
+	EXPECT_EQ(0, st.import_fds);
+	EXPECT_EQ(0, st.imported_bytes);
+	EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	close(pool);
+}
+
+/* A process killed with pools, entries, records and imports leaks nothing. */
+TEST_F(life, sigkill)
+{
+	int sv[2], status, i;
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		for (i = 0; i < 4; i++) {
+			struct kfdpool_record r;
+			int pool = kfd_pool_new("killed");
+			int imp = kfd_pool_export(pool);
+			int buf = kfd_dmabuf_new(SZ);
+			int e = kfd_pin(pool, buf, 0);
+
+			if (e <= 0 || kfd_export(pool, e, 0, SZ, &r) ||
+			    kfd_import(imp, &r, 0, NULL) ||
+			    kfd_import(pool, &r, 0, NULL))
+				_exit(1);
+			if (i & 1)
+				kfd_unpin(pool, e, NULL);	/* draining */
+		}
+		c = 'r';
+		if (write(sv[1], &c, 1) != 1)
+			_exit(2);
+		pause();
+		_exit(3);
+	}
+	close(sv[1]);
+	ASSERT_EQ(1, read(sv[0], &c, 1));
+	EXPECT_EQ(self->baseline + 4, kfd_dmabuf_count_now());
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	close(sv[0]);
+}
+
+/* Import fds passed on and closed in any order. */
+TEST_F(life, close_orders)
+{
+	int order;
+
+	for (order = 0; order < 6; order++) {
+		struct kfdpool_record r;
+		int fds[3], buf, e, i;
+		static const int perm[6][3] = {
+			{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+			{ 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
+		};
+
+		fds[0] = kfd_pool_new("order");
+		ASSERT_LE(0, fds[0]);
+		fds[1] = kfd_pool_export(fds[0]);
+		fds[2] = kfd_pool_export(fds[0]);
+		buf = kfd_dmabuf_new(SZ);
+		e = kfd_pin(fds[0], buf, 0);
+		close(buf);
+		ASSERT_LT(0, e);
+		ASSERT_EQ(0, kfd_export(fds[0], e, 0, SZ, &r));
+		ASSERT_EQ(0, kfd_import(fds[1], &r, 0, NULL));
+		ASSERT_EQ(0, kfd_import(fds[2], &r, 0, NULL));
+		if (order & 1)
+			ASSERT_EQ(0, kfd_unpin(fds[0], e, NULL));
+		for (i = 0; i < 3; i++)
+			close(fds[perm[order][i]]);
+		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	}
+}
+
+TEST_HARNESS_MAIN
