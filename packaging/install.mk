@@ -84,10 +84,11 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
 
 # The exporter/importer pair (and the layout printer) that
-# selftests/lib_fortran_test.c runs.  Linked statically (libkfdpool.a,
-# libgfortran) so the VM needs no Fortran runtime.  In build/bin, which the
-# VM runner puts in the guest; not in build/selftests:
-# the runner would run them as tests of their own.
+# selftests/lib_fortran_test.c runs, linked with libkfdpool.a.  (Not fully
+# static: a static libgfortran's weak pthread references resolve to NULL.
+# The VM runner copies the shared libraries they need.)  In build/bin, which
+# the runner puts in the guest; not in build/selftests: the runner would run
+# them as tests of their own.
 FORTRAN_TESTS := $(addprefix $(BUILD)/bin/,kfdpool_f_layout \
 	kfdpool_f_exporter kfdpool_f_importer)
 FORTRAN_COMMON := $(FORTRAN_OUT)/test/kfdpool_f_common.o
@@ -97,7 +98,7 @@ $(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OU
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
 $(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
-		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -static $(LIB_LDLIBS) -lpthread
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -luring -ldrm $(LIB_LDLIBS)
 
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).

@@ -16,6 +16,7 @@ program kfdpool_f_exporter
   character(len=16) :: mode
   character(len=8) :: line
   integer :: k
+  integer(c_int) :: err
   integer(c_size_t) :: j
 
   call get_command_argument(1, mode)
@@ -27,7 +28,14 @@ program kfdpool_f_exporter
   else
     props%handleTypes = hipMemHandleTypePosixFileDescriptor
   end if
-  call check(hipMemPoolCreate(pool, props), 'hipMemPoolCreate')
+  err = hipMemPoolCreate(pool, props)
+  if (err == hipErrorNotSupported .and. mode == 'fabric') then
+    ! The module does not offer pool handles (KFDPOOL_FEATURE_POOL_HANDLE).
+    write (output_unit, '(a)') 'unsupported'
+    flush (output_unit)
+    stop 4
+  end if
+  call check(err, 'hipMemPoolCreate')
 
   do k = 1, NPTR
     call check(hipMallocFromPoolAsync(ptr(k), 4 * WORDS(k), pool, c_null_ptr), &
