@@ -39,7 +39,8 @@ STAT_SRCS := $(wildcard $(SRC)/tools/stat/*.c)
 STAT_HDRS := $(wildcard $(SRC)/tools/stat/*.h)
 STAT_LIB_SRCS := $(filter-out %/kfdpool-stat.c,$(STAT_SRCS))
 
-.PHONY: stat stat-unit fortran fortran-tests fortran-unit install-check dkms-src dkms-check \
+.PHONY: install uninstall unit stat stat-unit fortran fortran-tests fortran-unit \
+	install-check dkms-src dkms-check \
 	man-check
 
 all: stat fortran
