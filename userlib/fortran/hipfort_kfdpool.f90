@@ -15,7 +15,12 @@
 !     bind(c) derived types below, passed by reference;
 !   - size_t is integer(c_size_t), value; enums are integer(c_int), value
 !     (kind(hipSuccess) and friends); unsigned int flags are integer(c_int);
-!   - every function returns integer(c_int), a hipError_t.
+!   - every function returns integer(c_int), a hipError_t;
+!   - where C takes a pointer to a struct (hipMemPoolCreate's props, the
+!     export data, hipMemPoolSetAccess's list) the name is generic: the
+!     derived type by reference, or a type(c_ptr) by value (c_loc of it),
+!     and for the access list an array or a scalar.  Specific names end in
+!     "_" as in hipfort (hipMemPoolCreate_ is the by-reference form).
 !
 ! The derived types have exactly the layout of the C structs (checked by
 ! userlib/fortran/test/layout_check.c via the sizes printed by
@@ -113,13 +118,29 @@ module hipfort_kfdpool
 
   interface
 
-    function hipMemPoolCreate(mem_pool, pool_props) result(res) &
+  end interface
+
+  ! Where C takes a pointer to a struct, the generic accepts the derived
+  ! type (by reference) or a type(c_ptr) by value (c_loc() of it), so code
+  ! written for either hipfort convention compiles.
+  interface hipMemPoolCreate
+    function hipMemPoolCreate_(mem_pool, pool_props) result(res) &
         bind(c, name="hipMemPoolCreate")
       import :: c_ptr, c_int, hipMemPoolProps
       type(c_ptr) :: mem_pool
       type(hipMemPoolProps) :: pool_props
       integer(c_int) :: res
-    end function hipMemPoolCreate
+    end function hipMemPoolCreate_
+    function hipMemPoolCreate_cptr(mem_pool, pool_props) result(res) &
+        bind(c, name="hipMemPoolCreate")
+      import :: c_ptr, c_int
+      type(c_ptr) :: mem_pool
+      type(c_ptr), value :: pool_props
+      integer(c_int) :: res
+    end function hipMemPoolCreate_cptr
+  end interface
+
+  interface
 
     function hipMemPoolDestroy(mem_pool) result(res) &
         bind(c, name="hipMemPoolDestroy")
@@ -172,14 +193,37 @@ module hipfort_kfdpool
       integer(c_int) :: res
     end function hipMemPoolGetAttribute
 
-    function hipMemPoolSetAccess(mem_pool, desc_list, count) result(res) &
+  end interface
+
+  ! desc_list: an array, a scalar (count 1) or c_loc() of either.
+  interface hipMemPoolSetAccess
+    function hipMemPoolSetAccess_(mem_pool, desc_list, count) result(res) &
         bind(c, name="hipMemPoolSetAccess")
       import :: c_ptr, c_int, c_size_t, hipMemAccessDesc
       type(c_ptr), value :: mem_pool
       type(hipMemAccessDesc) :: desc_list(*)
       integer(c_size_t), value :: count
       integer(c_int) :: res
-    end function hipMemPoolSetAccess
+    end function hipMemPoolSetAccess_
+    function hipMemPoolSetAccess_scalar(mem_pool, desc_list, count) result(res) &
+        bind(c, name="hipMemPoolSetAccess")
+      import :: c_ptr, c_int, c_size_t, hipMemAccessDesc
+      type(c_ptr), value :: mem_pool
+      type(hipMemAccessDesc) :: desc_list
+      integer(c_size_t), value :: count
+      integer(c_int) :: res
+    end function hipMemPoolSetAccess_scalar
+    function hipMemPoolSetAccess_cptr(mem_pool, desc_list, count) result(res) &
+        bind(c, name="hipMemPoolSetAccess")
+      import :: c_ptr, c_int, c_size_t
+      type(c_ptr), value :: mem_pool
+      type(c_ptr), value :: desc_list
+      integer(c_size_t), value :: count
+      integer(c_int) :: res
+    end function hipMemPoolSetAccess_cptr
+  end interface
+
+  interface
 
     function hipMemPoolGetAccess(flags, mem_pool, location) result(res) &
         bind(c, name="hipMemPoolGetAccess")
@@ -218,22 +262,45 @@ module hipfort_kfdpool
       integer(c_int) :: res
     end function hipMemPoolImportFromShareableHandle
 
-    function hipMemPoolExportPointer(export_data, dev_ptr) result(res) &
+  end interface
+
+  interface hipMemPoolExportPointer
+    function hipMemPoolExportPointer_(export_data, dev_ptr) result(res) &
         bind(c, name="hipMemPoolExportPointer")
       import :: c_ptr, c_int, hipMemPoolPtrExportData
       type(hipMemPoolPtrExportData) :: export_data
       type(c_ptr), value :: dev_ptr
       integer(c_int) :: res
-    end function hipMemPoolExportPointer
+    end function hipMemPoolExportPointer_
+    function hipMemPoolExportPointer_cptr(export_data, dev_ptr) result(res) &
+        bind(c, name="hipMemPoolExportPointer")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: export_data
+      type(c_ptr), value :: dev_ptr
+      integer(c_int) :: res
+    end function hipMemPoolExportPointer_cptr
+  end interface
 
-    function hipMemPoolImportPointer(dev_ptr, mem_pool, export_data) result(res) &
+  interface hipMemPoolImportPointer
+    function hipMemPoolImportPointer_(dev_ptr, mem_pool, export_data) result(res) &
         bind(c, name="hipMemPoolImportPointer")
       import :: c_ptr, c_int, hipMemPoolPtrExportData
       type(c_ptr) :: dev_ptr
       type(c_ptr), value :: mem_pool
       type(hipMemPoolPtrExportData) :: export_data
       integer(c_int) :: res
-    end function hipMemPoolImportPointer
+    end function hipMemPoolImportPointer_
+    function hipMemPoolImportPointer_cptr(dev_ptr, mem_pool, export_data) result(res) &
+        bind(c, name="hipMemPoolImportPointer")
+      import :: c_ptr, c_int
+      type(c_ptr) :: dev_ptr
+      type(c_ptr), value :: mem_pool
+      type(c_ptr), value :: export_data
+      integer(c_int) :: res
+    end function hipMemPoolImportPointer_cptr
+  end interface
+
+  interface
 
     ! ---- libkfdpool batch extensions ----
 

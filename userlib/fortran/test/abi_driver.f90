@@ -5,11 +5,11 @@ program abi_driver
   use iso_c_binding
   use hipfort_kfdpool
   implicit none
-  type(hipMemPoolProps) :: props
-  type(hipMemAccessDesc) :: desc(2)
+  type(hipMemPoolProps), target :: props
+  type(hipMemAccessDesc), target :: desc(2)
   type(hipMemLocation) :: loc
-  type(hipMemPoolPtrExportData) :: ed, eds(3)
-  type(c_ptr) :: pool, pool2, p, p2, stream, ptrs(3), ptrs2(3)
+  type(hipMemPoolPtrExportData), target :: ed, ed2, eds(3)
+  type(c_ptr) :: pool, pool2, p, p2, p3, stream, ptrs(3), ptrs2(3), poolc
   integer(c_int64_t), target :: val
   integer(c_int), target :: fd
   integer(c_int) :: flags, results(3), i, r
@@ -41,7 +41,11 @@ program abi_driver
   desc(2)%location%id = 5
   desc(2)%flags = hipMemAccessFlagsProtReadWrite
   r = hipMemPoolSetAccess(pool, desc, 2_c_size_t)
-  call t(r == hipSuccess, 'hipMemPoolSetAccess')
+  call t(r == hipSuccess, 'hipMemPoolSetAccess (array)')
+  r = hipMemPoolSetAccess(pool, desc(1), 1_c_size_t)
+  call t(r == hipSuccess, 'hipMemPoolSetAccess (scalar)')
+  r = hipMemPoolSetAccess(pool, c_loc(desc), 2_c_size_t)
+  call t(r == hipSuccess, 'hipMemPoolSetAccess (c_ptr)')
   loc%type = hipMemLocationTypeDevice
   loc%id = 6
   r = hipMemPoolGetAccess(flags, pool, loc)
@@ -55,6 +59,12 @@ program abi_driver
   call t(r == hipSuccess .and. ed%reserved(64) == 64, 'hipMemPoolExportPointer')
   r = hipMemPoolImportPointer(p2, pool2, ed)
   call t(r == hipSuccess .and. addr(p2) == int(z'3001'), 'hipMemPoolImportPointer')
+  r = hipMemPoolExportPointer(c_loc(ed2), p)
+  call t(r == hipSuccess .and. ed2%reserved(64) == 64, 'hipMemPoolExportPointer (c_ptr)')
+  r = hipMemPoolImportPointer(p3, pool2, c_loc(ed2))
+  call t(r == hipSuccess .and. addr(p3) == int(z'3001'), 'hipMemPoolImportPointer (c_ptr)')
+  r = hipMemPoolCreate(poolc, c_loc(props))
+  call t(r == hipSuccess .and. addr(poolc) == 4096, 'hipMemPoolCreate (c_ptr props)')
   r = hipFreeAsync(p, stream)
   call t(r == hipSuccess, 'hipFreeAsync')
   do i = 1, 3

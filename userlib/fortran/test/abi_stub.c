@@ -97,6 +97,11 @@ hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr,
 hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 			       const hipMemAccessDesc *desc_list, size_t count)
 {
+	/* count 1: the scalar form, the first descriptor alone */
+	if (mem_pool == POOL && count == 1 &&
+	    desc_list[0].location.type == hipMemLocationTypeDevice &&
+	    desc_list[0].flags == hipMemAccessFlagsProtRead)
+		return hipSuccess;
 	if (mem_pool != POOL || count != 2 ||
 	    desc_list[1].location.type != hipMemLocationTypeDevice ||
 	    desc_list[1].location.id != 5 ||
