@@ -230,7 +230,7 @@ TEST_F(batch, mixed_elements)
 	EXPECT_EQ(0, rv[3].status);
 }
 
-TEST_F(batch, sizes)
+TEST_F_TIMEOUT(batch, sizes, 300)
 {
 	static const int counts[] = { 1, 2, 64, KFDPOOL_BATCH_MAX };
 	struct kfdpool_record *rec = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rec));

@@ -188,7 +188,7 @@ TEST_F(life, close_frees_draining)
 }
 
 /* A process killed with pools, entries, records and imports leaks nothing. */
-TEST_F(life, sigkill)
+TEST_F_TIMEOUT(life, sigkill, 300)
 {
 	int sv[2], status, i;
 	char c;
@@ -353,7 +353,7 @@ static void *stress_repinner(void *arg)
 	return NULL;
 }
 
-TEST_F(life, concurrent)
+TEST_F_TIMEOUT(life, concurrent, 600)
 {
 	struct kfdpool_pool_stats ps;
 	pthread_t th[6];

@@ -398,7 +398,7 @@ static bool allowed_errno(int e)
 }
 
 /* 10,000 random records and 10,000 mutations of valid ones never import. */
-TEST_F(rec, random_and_mutated_records)
+TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 {
 	struct kfdpool_record valid[8], r;
 	uint64_t seed = 0x5eed1234abcdULL;

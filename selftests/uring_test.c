@@ -481,7 +481,7 @@ TEST_F(ur, export_to_fresh_page)
 }
 
 /* Rings of 1 to 4096 entries, each filled completely. */
-TEST_F(ur, ring_sizes)
+TEST_F_TIMEOUT(ur, ring_sizes, 300)
 {
 	struct kfdpool_uring_record ur = {};
 	struct kfdpool_record rec;
@@ -524,7 +524,7 @@ TEST_F(ur, ring_sizes)
  * io_uring's workers): io_uring holds the files, every command completes,
  * and once the fds it returned are closed nothing is left.
  */
-TEST_F(ur, close_in_flight)
+TEST_F_TIMEOUT(ur, close_in_flight, 300)
 {
 	struct kfdpool_uring_record ur = {};
 	struct kfdpool_record rec[4];
@@ -921,7 +921,7 @@ static bool stats_equal(struct __test_metadata *_metadata,
 	return ok;
 }
 
-TEST_F(ur, three_ways_same_results)
+TEST_F_TIMEOUT(ur, three_ways_same_results, 600)
 {
 	struct side s[NMODES];
 	struct op ops[MAXK];
