@@ -156,7 +156,7 @@ TEST_F(life, close_frees_draining)
 {
 	struct kfdpool_record r;
 	struct kfdpool_pool_stats st;
-	int pool, imp, buf, e;
+	int pool, imp, buf, e, e2;
 	__u32 draining = 0;
 
 	pool = kfd_pool_new("close");
@@ -165,7 +165,6 @@ TEST_F(life, close_frees_draining)
 	buf = kfd_dmabuf_new(SZ);
 	ASSERT_LE(0, buf);
 	e = kfd_pin(pool, buf, 0);
-	close(buf);
 	ASSERT_LT(0, e);
 	ASSERT_EQ(0, kfd_export(pool, e, 0, SZ, &r));
 	ASSERT_EQ(0, kfd_import(imp, &r, 0, NULL));
@@ -175,6 +174,18 @@ TEST_F(life, close_frees_draining)
 	/* Draining: cannot be unpinned again nor exported. */
 	EXPECT_EQ(-ENOENT, kfd_unpin(pool, e, NULL));
 	EXPECT_EQ(-ENOENT, kfd_export(pool, e, 0, 1, &r));
+	/* The same dma-buf may be pinned again, as a new entry. */
+	e2 = kfd_pin(pool, buf, 0);
+	EXPECT_LT(0, e2);
+	EXPECT_NE(e, e2);
+	EXPECT_EQ(-EEXIST, kfd_pin(pool, buf, 0));
+	ASSERT_EQ(0, kfd_stats(pool, &st));
+	EXPECT_EQ(2 * SZ, st.reserved_bytes);
+	EXPECT_EQ(SZ, st.draining_bytes);
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(0, kfd_unpin(pool, e2, &draining));
+	EXPECT_EQ(0, draining);
+	close(buf);
 	EXPECT_EQ(self->baseline + 1, kfd_dmabuf_count(self->baseline + 1));
 	close(imp);
 	ASSERT_EQ(0, kfd_stats(pool, &st));
