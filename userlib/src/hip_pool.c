@@ -258,15 +258,22 @@ static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
 	free(c);
 }
 
-/* Give empty chunks back while more than @keep bytes are reserved. */
+/*
+ * Give empty chunks back, newest first, as long as at least @keep bytes
+ * stay reserved (hipMemPoolTrimTo's guarantee; the release threshold is
+ * the same trim done after every free).
+ */
 static void pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep)
 {
 	size_t i = pool->nchunks;
 
 	while (i-- > 0) {
+		struct kp_chunk *c = pool->chunks[i];
+
 		if (pool->reserved <= keep)
 			break;
-		if (kp_arena_empty(&pool->chunks[i]->arena))
+		if (kp_arena_empty(&c->arena) &&
+		    pool->reserved - c->mem.size >= keep)
 			release_chunk(pool, i);
 	}
 }
