@@ -270,7 +270,9 @@ static inline int kfd_dmabuf_count_now(void)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Total %d objects", &n) == 1)
+		/* Not the per-buffer "Total N devices attached" lines. */
+		if (strstr(line, " objects,") &&
+		    sscanf(line, "Total %d objects", &n) == 1)
 			break;
 	fclose(f);
 	return n;

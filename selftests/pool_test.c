@@ -412,7 +412,7 @@ TEST_F(pool, debugfs)
 }
 
 /* Many pools, all closed: nothing stays behind. */
-TEST_F(pool, many_pools)
+TEST_F_TIMEOUT(pool, many_pools, 300)
 {
 	int fds[256], i, n = 0;
 
