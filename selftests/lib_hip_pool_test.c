@@ -500,6 +500,28 @@ TEST_F(pool, device_pool_needs_gpu_or_substitute)
 	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&dp, &p));
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptr, 4096, dp, NULL));
 	memset(ptr, 1, 4096);
+	/* An importer without the variable maps the substitute's chunks as
+	 * host memory: there is no GPU on this node. */
+	{
+		hipMemPoolPtrExportData d;
+		hipMemPool_t ip;
+		void *q;
+		int fd;
+
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, ptr));
+		ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, dp,
+			  hipMemHandleTypePosixFileDescriptor, 0));
+		unsetenv("KFDPOOL_BACKEND");
+		ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&ip,
+			  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+		close(fd);
+		ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, ip, &d));
+		EXPECT_EQ(1, *(char *)q);
+		EXPECT_STREQ("mmap", kfdpoolMemPoolBackend(ip));
+		EXPECT_EQ(hipSuccess, hipFree(q));
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(ip));
+		setenv("KFDPOOL_BACKEND", kfdpoolMemPoolBackend(self->pool), 1);
+	}
 	EXPECT_EQ(hipSuccess, hipFree(ptr));
 	p.location.id = 1;	/* the substitute is device 0 only */
 	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolCreate(&dp, &p));

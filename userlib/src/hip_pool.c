@@ -1263,16 +1263,17 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 	}
 	props_from_name(st.name, &pool->props);
 	pool->props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
-	if (pool->props.location.type == hipMemLocationTypeDevice) {
-		err = pick_backend(1, pool->props.location.id, &be);
-		if (err) {
-			close(fd);
-			free(pool);
-			goto out;
-		}
-		/* A host substitute's chunks are mapped like host chunks. */
-		if (!be->device)
-			be = NULL;
+	/*
+	 * Device chunks are imported into the GPU where there is one.  On a
+	 * node without /dev/kfd the exporter (same node) used a host
+	 * substitute: its chunks are mapped like host chunks.
+	 */
+	if (pool->props.location.type == hipMemLocationTypeDevice &&
+	    !kp_backend_kfd.probe()) {
+		const char *env = getenv("KFDPOOL_BACKEND");
+
+		if (!env || !*env || !strcmp(env, "kfd"))
+			be = &kp_backend_kfd;
 	}
 	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
