@@ -298,6 +298,9 @@ int main(int argc, char **argv)
 	printf("  [exporter] freed everything (records revoked, chunks given back):\n");
 	print_accounting(pool);
 	CHECK(hipMemPoolDestroy(pool));
+	free(data);
+	free(sizes);
+	free(ptrs);
 	printf("share_pool: OK\n");
 	return 0;
 }
