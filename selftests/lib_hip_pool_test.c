@@ -156,12 +156,44 @@ TEST_F(pool, handle_type_the_pool_lacks)
 	EXPECT_EQ(hipErrorNotSupported, hipMemPoolExportToShareableHandle(h,
 		  self->pool, hipMemHandleTypeWin32, 0));
 	/* A fabric pool needs the module's pool handles. */
+	{
+		struct kfdpool_query q;
+		int ctl = kfdpool_open();
+
+		ASSERT_LE(0, ctl);
+		ASSERT_EQ(0, kfdpool_query(ctl, &q));
+		close(ctl);
+		if (!(q.features & KFDPOOL_FEATURE_POOL_HANDLE)) {
+			EXPECT_EQ(hipErrorNotSupported,
+				  lh_pool(&p2, hipMemHandleTypeFabric, 0));
+			EXPECT_EQ(hipErrorNotSupported,
+				  hipMemPoolImportFromShareableHandle(&p2, h,
+					hipMemHandleTypeFabric, 0));
+		}
+	}
 	if (lh_pool(&p2, hipMemHandleTypeFabric, 0) == hipSuccess) {
+		kfdpoolFabricHandle_t fh;
+		hipMemPoolPtrExportData d;
+		hipMemPool_t ip;
+		void *ptr, *q;
 		int fd = -1;
 
 		EXPECT_EQ(hipErrorInvalidValue,
 			  hipMemPoolExportToShareableHandle(&fd, p2,
 				hipMemHandleTypePosixFileDescriptor, 0));
+		/* The 64-byte handle round trip, no fd passed. */
+		ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fh, p2,
+			  hipMemHandleTypeFabric, 0));
+		ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&ip,
+			  &fh, hipMemHandleTypeFabric, 0));
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptr, 4096, p2, NULL));
+		memset(ptr, 0x77, 4096);
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, ptr));
+		ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, ip, &d));
+		EXPECT_EQ(0x77, *(unsigned char *)q);
+		EXPECT_EQ(hipSuccess, hipFree(q));
+		EXPECT_EQ(hipSuccess, hipFree(ptr));
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(ip));
 		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(p2));
 	} else {
 		ksft_print_msg("fabric pools: not supported by this module\n");
