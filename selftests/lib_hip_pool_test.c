@@ -202,22 +202,20 @@ TEST_F(pool, handle_type_the_pool_lacks)
 
 TEST_F(pool, allocating_from_an_imported_pool)
 {
+	uint64_t zero = 0;
 	void *p = NULL;
+	int fd = -1;
 
 	EXPECT_EQ(hipErrorInvalidValue,
 		  hipMallocFromPoolAsync(&p, 4096, self->imp, NULL));
 	EXPECT_EQ(NULL, p);
 	/* Nor exporting it again, nor resetting its marks. */
-	{
-		int fd = -1;
-		uint64_t zero = 0;
-
-		EXPECT_EQ(hipErrorInvalidValue,
-			  hipMemPoolExportToShareableHandle(&fd, self->imp,
-				hipMemHandleTypePosixFileDescriptor, 0));
-		EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(
-			  self->imp, hipMemPoolAttrUsedMemHigh, &zero));
-	}
+	EXPECT_EQ(hipErrorInvalidValue,
+		  hipMemPoolExportToShareableHandle(&fd, self->imp,
+			hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(
+		  self->imp, hipMemPoolAttrUsedMemHigh, &zero));
 }
 
 TEST_F(pool, import_after_exporter_freed)
@@ -309,8 +307,9 @@ TEST_F(pool, export_data_of_another_pool)
 {
 	hipMemPoolPtrExportData d;
 	hipMemPool_t other, other_imp;
+	struct kfdpool_pool_stats st;
 	void *p, *q = &q;
-	int fd;
+	int fd, ifd;
 
 	ASSERT_EQ(hipSuccess, lh_pool(&other, hipMemHandleTypePosixFileDescriptor, 0));
 	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, other,
@@ -324,18 +323,13 @@ TEST_F(pool, export_data_of_another_pool)
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, other_imp, &d));
 	EXPECT_EQ(NULL, q);
 	/* The kernel refuses it as well, whatever the library checks. */
-	{
-		struct kfdpool_pool_stats st;
-		int ifd;
-
-		ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&ifd,
-			  other, hipMemHandleTypePosixFileDescriptor, 0));
-		EXPECT_EQ(-EXDEV, kfdpool_import(ifd,
-			  (struct kfdpool_record *)&d, 0, NULL));
-		ASSERT_EQ(0, kfdpool_pool_stats(ifd, 0, &st));
-		EXPECT_EQ(0, st.fd_imports);
-		close(ifd);
-	}
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&ifd,
+		  other, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-EXDEV, kfdpool_import(ifd,
+		  (struct kfdpool_record *)&d, 0, NULL));
+	ASSERT_EQ(0, kfdpool_pool_stats(ifd, 0, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	close(ifd);
 	/* An owner pool is not where pointers are imported. */
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, self->pool, &d));
 	EXPECT_EQ(hipSuccess, hipFree(p));
