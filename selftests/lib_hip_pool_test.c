@@ -300,6 +300,29 @@ TEST_F(pool, corrupted_export_data)
 	/* The genuine one still imports. */
 	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
 	EXPECT_EQ(hipSuccess, hipFree(q));
+	/* In one batch, a corrupted record of a chunk ahead of a good one
+	 * of the same chunk does not make the good one fail. */
+	{
+		hipMemPoolPtrExportData two[3];
+		hipError_t res[3];
+		void *ptrs[3];
+
+		two[0] = d;
+		two[0].reserved[63] ^= 1;	/* nonce */
+		two[1] = d;
+		two[2] = two[0];
+		EXPECT_EQ(hipErrorInvalidHandle,
+			  kfdpoolImportPointers(ptrs, self->imp, two, 3, res));
+		EXPECT_EQ(hipErrorInvalidHandle, res[0]);
+		EXPECT_EQ(hipSuccess, res[1]);
+		EXPECT_EQ(hipErrorInvalidHandle, res[2]);
+		EXPECT_EQ(NULL, ptrs[0]);
+		EXPECT_EQ(NULL, ptrs[2]);
+		ASSERT_NE(NULL, ptrs[1]);
+		memset(p, 0x33, 16);
+		EXPECT_EQ(0x33, *(unsigned char *)ptrs[1]);
+		EXPECT_EQ(hipSuccess, hipFree(ptrs[1]));
+	}
 	EXPECT_EQ(hipSuccess, hipFree(p));
 }
 

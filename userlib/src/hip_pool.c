@@ -1584,6 +1584,23 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		struct kp_ientry *ie = NULL;
 		hipError_t e;
 
+		/*
+		 * A validation failed because the element that was to import
+		 * its chunk failed (a bad record of the same chunk earlier in
+		 * the batch): one bad element must not fail another, so this
+		 * one imports the chunk itself, or validates again now that
+		 * a later element did.
+		 */
+		if (st == -ENXIO && op->flags) {
+			int fl = ientry_find(pool, op->record.entry_id) ?
+				 KFDPOOL_IMPORT_VALIDATE : 0;
+
+			st = kfdpool_import(pool->fd, &op->record, fl, op);
+			if (st >= 0) {
+				op->flags = fl;
+				st = 0;
+			}
+		}
 		if (!st && !op->flags) {
 			st = ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
