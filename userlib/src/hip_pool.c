@@ -633,11 +633,12 @@ static int pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	kp_arena_set_priv(&c->arena, off, a);
 	if (pool->handle_types) {
 		ret = kfdpool_export(pool->fd, c->entry_id, off, size, &rec);
-		if (!ret)
+		if (!ret) {
 			ret = alloc_add_record(a, off, &rec);
+			if (ret)	/* nobody will know the record */
+				kfdpool_revoke(pool->fd, &rec);
+		}
 		if (ret) {
-			if (a->nrec)
-				kfdpool_revoke(pool->fd, &a->rec[0]);
 			kp_arena_free(&c->arena, off, NULL);
 			goto out_trim;
 		}
