@@ -258,15 +258,22 @@ static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
 	free(c);
 }
 
-/* Give empty chunks back while more than @keep bytes are reserved. */
+/*
+ * Give empty chunks back, newest first, as long as at least @keep bytes
+ * stay reserved (hipMemPoolTrimTo's guarantee; the release threshold is
+ * the same trim done after every free).
+ */
 static void pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep)
 {
 	size_t i = pool->nchunks;
 
 	while (i-- > 0) {
+		struct kp_chunk *c = pool->chunks[i];
+
 		if (pool->reserved <= keep)
 			break;
-		if (kp_arena_empty(&pool->chunks[i]->arena))
+		if (kp_arena_empty(&c->arena) &&
+		    pool->reserved - c->mem.size >= keep)
 			release_chunk(pool, i);
 	}
 }
@@ -626,11 +633,12 @@ static int pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	kp_arena_set_priv(&c->arena, off, a);
 	if (pool->handle_types) {
 		ret = kfdpool_export(pool->fd, c->entry_id, off, size, &rec);
-		if (!ret)
+		if (!ret) {
 			ret = alloc_add_record(a, off, &rec);
+			if (ret)	/* nobody will know the record */
+				kfdpool_revoke(pool->fd, &rec);
+		}
 		if (ret) {
-			if (a->nrec)
-				kfdpool_revoke(pool->fd, &a->rec[0]);
 			kp_arena_free(&c->arena, off, NULL);
 			goto out_trim;
 		}
@@ -1256,16 +1264,17 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 	}
 	props_from_name(st.name, &pool->props);
 	pool->props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
-	if (pool->props.location.type == hipMemLocationTypeDevice) {
-		err = pick_backend(1, pool->props.location.id, &be);
-		if (err) {
-			close(fd);
-			free(pool);
-			goto out;
-		}
-		/* A host substitute's chunks are mapped like host chunks. */
-		if (!be->device)
-			be = NULL;
+	/*
+	 * Device chunks are imported into the GPU where there is one.  On a
+	 * node without /dev/kfd the exporter (same node) used a host
+	 * substitute: its chunks are mapped like host chunks.
+	 */
+	if (pool->props.location.type == hipMemLocationTypeDevice &&
+	    !kp_backend_kfd.probe()) {
+		const char *env = getenv("KFDPOOL_BACKEND");
+
+		if (!env || !*env || !strcmp(env, "kfd"))
+			be = &kp_backend_kfd;
 	}
 	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
@@ -1576,6 +1585,23 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		struct kp_ientry *ie = NULL;
 		hipError_t e;
 
+		/*
+		 * A validation failed because the element that was to import
+		 * its chunk failed (a bad record of the same chunk earlier in
+		 * the batch): one bad element must not fail another, so this
+		 * one imports the chunk itself, or validates again now that
+		 * a later element did.
+		 */
+		if (st == -ENXIO && op->flags) {
+			int fl = ientry_find(pool, op->record.entry_id) ?
+				 KFDPOOL_IMPORT_VALIDATE : 0;
+
+			st = kfdpool_import(pool->fd, &op->record, fl, op);
+			if (st >= 0) {
+				op->flags = fl;
+				st = 0;
+			}
+		}
 		if (!st && !op->flags) {
 			st = ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
