@@ -8,6 +8,7 @@
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"
+#   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make deps             install the Debian packages all of this needs
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -25,7 +26,8 @@ CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch clean
+.PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
+	bench bench-progs tools
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -49,6 +51,7 @@ $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
 -include $(SRC)/packaging/install.mk
+include $(SRC)/bench/build.mk
 
 deps:
 	$(SRC)/tools/deps
