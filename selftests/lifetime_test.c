@@ -3,7 +3,9 @@
  * Lifetimes across processes: draining entries after the exporter unpins
  * and exits, SIGKILL, the last close, and the module's own reference.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
@@ -154,7 +156,7 @@ TEST_F(life, close_frees_draining)
 {
 	struct kfdpool_record r;
 	struct kfdpool_pool_stats st;
-	int pool, imp, buf, e;
+	int pool, imp, buf, e, e2;
 	__u32 draining = 0;
 
 	pool = kfd_pool_new("close");
@@ -163,7 +165,6 @@ TEST_F(life, close_frees_draining)
 	buf = kfd_dmabuf_new(SZ);
 	ASSERT_LE(0, buf);
 	e = kfd_pin(pool, buf, 0);
-	close(buf);
 	ASSERT_LT(0, e);
 	ASSERT_EQ(0, kfd_export(pool, e, 0, SZ, &r));
 	ASSERT_EQ(0, kfd_import(imp, &r, 0, NULL));
@@ -173,6 +174,18 @@ TEST_F(life, close_frees_draining)
 	/* Draining: cannot be unpinned again nor exported. */
 	EXPECT_EQ(-ENOENT, kfd_unpin(pool, e, NULL));
 	EXPECT_EQ(-ENOENT, kfd_export(pool, e, 0, 1, &r));
+	/* The same dma-buf may be pinned again, as a new entry. */
+	e2 = kfd_pin(pool, buf, 0);
+	EXPECT_LT(0, e2);
+	EXPECT_NE(e, e2);
+	EXPECT_EQ(-EEXIST, kfd_pin(pool, buf, 0));
+	ASSERT_EQ(0, kfd_stats(pool, &st));
+	EXPECT_EQ(2 * SZ, st.reserved_bytes);
+	EXPECT_EQ(SZ, st.draining_bytes);
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(0, kfd_unpin(pool, e2, &draining));
+	EXPECT_EQ(0, draining);
+	close(buf);
 	EXPECT_EQ(self->baseline + 1, kfd_dmabuf_count(self->baseline + 1));
 	close(imp);
 	ASSERT_EQ(0, kfd_stats(pool, &st));
@@ -186,7 +199,7 @@ TEST_F(life, close_frees_draining)
 }
 
 /* A process killed with pools, entries, records and imports leaks nothing. */
-TEST_F(life, sigkill)
+TEST_F_TIMEOUT(life, sigkill, 300)
 {
 	int sv[2], status, i;
 	char c;
@@ -255,6 +268,147 @@ TEST_F(life, close_orders)
 			close(fds[perm[order][i]]);
 		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
 	}
+}
+
+/*
+ * Threads import, validate and release on two import fds while another
+ * exports and revokes and another unpins and pins again, then one import
+ * fd is closed while the others still run.  Errors are expected (records
+ * die under the importers); crashes, lockdep reports and leaks are not.
+ */
+#define STRESS_BUFS	4
+#define STRESS_ITERS	3000
+
+struct stress {
+	int pool, imp[2];
+	int buf[STRESS_BUFS];
+	_Atomic __u32 entry[STRESS_BUFS];
+	struct kfdpool_record rec[64];
+	pthread_mutex_t rec_lock;
+	atomic_int stop;
+	atomic_int imports, unexpected;
+};
+
+static void *stress_importer(void *arg)
+{
+	struct stress *st = arg;
+	uint64_t seed = (uintptr_t)&seed;
+	int i;
+
+	for (i = 0; i < STRESS_ITERS && !st->stop; i++) {
+		struct kfdpool_record r;
+		struct kfdpool_import im;
+		int fd = st->imp[i & 1], ret;
+
+		pthread_mutex_lock(&st->rec_lock);
+		r = st->rec[kfd_rand(&seed) % 64];
+		pthread_mutex_unlock(&st->rec_lock);
+		ret = kfd_import(fd, &r, i % 3 ? 0 : KFDPOOL_IMPORT_VALIDATE,
+				 &im);
+		if (!ret && im.fd >= 0) {
+			atomic_fetch_add(&st->imports, 1);
+			close(im.fd);
+			ret = kfd_release(fd, im.entry_id);
+			if (ret)
+				atomic_fetch_add(&st->unexpected, 1);
+		} else if (ret && ret != -ENOENT && ret != -ESTALE &&
+			   ret != -ENXIO && ret != -EINVAL) {
+			atomic_fetch_add(&st->unexpected, 1);
+		}
+	}
+	return NULL;
+}
+
+static void *stress_exporter(void *arg)
+{
+	struct stress *st = arg;
+	uint64_t seed = 77;
+	int i;
+
+	for (i = 0; i < STRESS_ITERS && !st->stop; i++) {
+		struct kfdpool_record r, old;
+		int slot = kfd_rand(&seed) % 64;
+		__u32 e = st->entry[kfd_rand(&seed) % STRESS_BUFS];
+
+		if (kfd_export(st->pool, e, 0, 4096, &r))
+			continue;	/* entry being re-pinned */
+		pthread_mutex_lock(&st->rec_lock);
+		old = st->rec[slot];
+		st->rec[slot] = r;
+		pthread_mutex_unlock(&st->rec_lock);
+		if (old.magic)
+			kfd_revoke(st->pool, &old);
+	}
+	return NULL;
+}
+
+static void *stress_repinner(void *arg)
+{
+	struct stress *st = arg;
+	int i;
+
+	for (i = 0; i < STRESS_ITERS / 10 && !st->stop; i++) {
+		int b = i % STRESS_BUFS, e;
+
+		if (kfd_unpin(st->pool, st->entry[b], NULL)) {
+			atomic_fetch_add(&st->unexpected, 1);
+			continue;
+		}
+		e = kfd_pin(st->pool, st->buf[b], b);
+		if (e <= 0) {
+			atomic_fetch_add(&st->unexpected, 1);
+			break;
+		}
+		st->entry[b] = e;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(life, concurrent, 600)
+{
+	struct kfdpool_pool_stats ps;
+	pthread_t th[6];
+	struct stress *st;
+	int i;
+
+	st = calloc(1, sizeof(*st));
+	ASSERT_NE(NULL, st);
+	pthread_mutex_init(&st->rec_lock, NULL);
+	st->pool = kfd_pool_new("stress");
+	ASSERT_LE(0, st->pool);
+	st->imp[0] = kfd_pool_export(st->pool);
+	st->imp[1] = kfd_pool_export(st->pool);
+	for (i = 0; i < STRESS_BUFS; i++) {
+		st->buf[i] = kfd_dmabuf_new(SZ);
+		ASSERT_LE(0, st->buf[i]);
+		st->entry[i] = kfd_pin(st->pool, st->buf[i], i);
+		ASSERT_LT(0, (int)st->entry[i]);
+	}
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, kfd_export(st->pool, st->entry[i % STRESS_BUFS],
+					0, 4096, &st->rec[i]));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, stress_importer, st));
+	ASSERT_EQ(0, pthread_create(&th[4], NULL, stress_exporter, st));
+	ASSERT_EQ(0, pthread_create(&th[5], NULL, stress_repinner, st));
+	for (i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, st->unexpected);
+	EXPECT_LT(0, st->imports);
+	TH_LOG("%d imports under churn", st->imports);
+
+	/* Every import was released: nothing held, nothing draining. */
+	ASSERT_EQ(0, kfd_stats(st->imp[0], &ps));
+	EXPECT_EQ(0, ps.imported_bytes);
+	EXPECT_EQ(0, ps.draining_entries);
+	EXPECT_EQ(STRESS_BUFS, ps.entries);
+	EXPECT_EQ(STRESS_BUFS * SZ, ps.reserved_bytes);
+	for (i = 0; i < STRESS_BUFS; i++)
+		close(st->buf[i]);
+	close(st->imp[0]);
+	close(st->imp[1]);
+	close(st->pool);
+	free(st);
 }
 
 TEST_HARNESS_MAIN

@@ -409,10 +409,21 @@ TEST_F(pool, debugfs)
 	fclose(f);
 	EXPECT_EQ(3, found);
 	close(p2);
+
+	/* A closed pool leaves the list. */
+	f = fopen(KFD_DEBUGFS, "re");
+	ASSERT_NE(NULL, f);
+	found = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %63s %d", id, name, &pid) == 3 &&
+		    !strcmp(name, "-") && pid == getpid())
+			found++;
+	fclose(f);
+	EXPECT_EQ(0, found);
 }
 
 /* Many pools, all closed: nothing stays behind. */
-TEST_F(pool, many_pools)
+TEST_F_TIMEOUT(pool, many_pools, 300)
 {
 	int fds[256], i, n = 0;
 

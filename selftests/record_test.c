@@ -398,7 +398,7 @@ static bool allowed_errno(int e)
 }
 
 /* 10,000 random records and 10,000 mutations of valid ones never import. */
-TEST_F(rec, random_and_mutated_records)
+TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 {
 	struct kfdpool_record valid[8], r;
 	uint64_t seed = 0x5eed1234abcdULL;
@@ -462,6 +462,75 @@ TEST_F(rec, random_and_mutated_records)
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(0, kfd_import(self->imp, &valid[i], 0, NULL));
 	EXPECT_EQ(2, kfd_fdinfo_num(self->imp, "kfdpool-fd-imports"));
+}
+
+/* Every numeric fdinfo value equals the stats ioctl's, on both fd modes. */
+static void check_fdinfo(struct __test_metadata *_metadata, int fd)
+{
+	struct kfdpool_pool_stats st;
+	char val[128], hex[2 * KFDPOOL_ID_LEN + 1];
+
+	ASSERT_EQ(0, kfd_stats(fd, &st));
+	kfd_hex(st.id, KFDPOOL_ID_LEN, hex);
+	ASSERT_EQ(0, kfd_fdinfo(fd, "kfdpool-id", val, sizeof(val)));
+	EXPECT_STREQ(hex, val);
+	ASSERT_EQ(0, kfd_fdinfo(fd, "kfdpool-name", val, sizeof(val)));
+	EXPECT_STREQ(st.name, val);
+	ASSERT_EQ(0, kfd_fdinfo(fd, "kfdpool-mode", val, sizeof(val)));
+	EXPECT_STREQ(st.mode == KFDPOOL_MODE_OWNER ? "owner" : "import", val);
+	EXPECT_EQ(st.owner_pid, kfd_fdinfo_num(fd, "kfdpool-owner-pid"));
+	EXPECT_EQ(st.limit, kfd_fdinfo_num(fd, "kfdpool-limit"));
+	EXPECT_EQ(st.handle_types, kfd_fdinfo_num(fd, "kfdpool-handle-types"));
+	EXPECT_EQ(st.reserved_bytes, kfd_fdinfo_num(fd, "kfdpool-reserved"));
+	EXPECT_EQ(st.reserved_high, kfd_fdinfo_num(fd, "kfdpool-reserved-high"));
+	EXPECT_EQ(st.used_bytes, kfd_fdinfo_num(fd, "kfdpool-used"));
+	EXPECT_EQ(st.used_high, kfd_fdinfo_num(fd, "kfdpool-used-high"));
+	EXPECT_EQ(st.draining_bytes, kfd_fdinfo_num(fd, "kfdpool-draining"));
+	EXPECT_EQ(st.entries, kfd_fdinfo_num(fd, "kfdpool-entries"));
+	EXPECT_EQ(st.draining_entries,
+		  kfd_fdinfo_num(fd, "kfdpool-draining-entries"));
+	EXPECT_EQ(st.records, kfd_fdinfo_num(fd, "kfdpool-records"));
+	EXPECT_EQ(st.import_fds, kfd_fdinfo_num(fd, "kfdpool-import-fds"));
+	EXPECT_EQ(st.imported_bytes, kfd_fdinfo_num(fd, "kfdpool-imported"));
+	EXPECT_EQ(st.fd_imported_bytes,
+		  kfd_fdinfo_num(fd, "kfdpool-fd-imported"));
+	EXPECT_EQ(st.fd_imports, kfd_fdinfo_num(fd, "kfdpool-fd-imports"));
+}
+
+TEST_F(rec, fdinfo_equals_stats)
+{
+	struct kfdpool_record r[3];
+	struct kfdpool_pool_stats st;
+	int i;
+
+	check_fdinfo(_metadata, self->pool);
+	check_fdinfo(_metadata, self->imp);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, kfd_export(self->pool, self->entry[i & 1],
+					i * 8192, 4096 + i, &r[i]));
+	ASSERT_EQ(0, kfd_import(self->imp, &r[0], 0, NULL));
+	ASSERT_EQ(0, kfd_import(self->imp, &r[1], 0, NULL));
+	ASSERT_EQ(0, kfd_import(self->pool, &r[2], 0, NULL));
+	ASSERT_EQ(0, kfd_revoke(self->pool, &r[2]));
+	ASSERT_EQ(0, kfd_unpin(self->pool, self->entry[1], NULL));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	/* Nothing zero that should not be, so equality means something. */
+	EXPECT_EQ(2 * SZ, st.reserved_bytes);
+	EXPECT_EQ(SZ, st.draining_bytes);
+	EXPECT_EQ(1, st.draining_entries);
+	EXPECT_EQ(1, st.records);
+	EXPECT_EQ(4096, st.used_bytes);
+	EXPECT_EQ(3 * 4096 + 3, st.used_high);
+	EXPECT_EQ(3 * SZ, st.imported_bytes);
+	EXPECT_EQ(SZ, st.fd_imported_bytes);
+	check_fdinfo(_metadata, self->pool);
+	check_fdinfo(_metadata, self->imp);
+	TH_LOG("reserved %llu used %llu/%llu draining %llu imported %llu",
+	       (unsigned long long)st.reserved_bytes,
+	       (unsigned long long)st.used_bytes,
+	       (unsigned long long)st.used_high,
+	       (unsigned long long)st.draining_bytes,
+	       (unsigned long long)st.imported_bytes);
 }
 
 TEST_HARNESS_MAIN
