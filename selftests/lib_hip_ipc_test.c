@@ -65,7 +65,7 @@ static int importer(int sock, int batch)
 	hipError_t e;
 	double t0;
 	char c;
-	int fd;
+	int fd, nfds;
 	uint32_t i;
 
 	fd = lh_recv_fd(sock);
@@ -99,6 +99,7 @@ static int importer(int sock, int batch)
 	    lh_read_all(sock, data, h.n * sizeof(*data)))
 		CHILD_FAIL(16, "payload\n");
 
+	nfds = lh_nfds();
 	t0 = now_ms();
 	if (batch) {
 		hipError_t *res = calloc(h.n, sizeof(*res));
@@ -119,6 +120,10 @@ static int importer(int sock, int batch)
 	ksft_print_msg("importer: %u pointers imported in %.1f ms (%s, transport %d)\n",
 		       h.n, now_ms() - t0, batch ? "kfdpoolImportPointers" :
 		       "hipMemPoolImportPointer each", kfdpool_last_batch_mode());
+	/* Imported chunks cost no fd either: the mapping holds them (batch
+	 * imports use the batch ioctl: no ring). */
+	if (lh_nfds() != nfds)
+		CHILD_FAIL(27, "%d fds before imports, %d after\n", nfds, lh_nfds());
 	/* The exporter's bytes, then ours. */
 	for (i = 0; i < h.n; i++) {
 		size_t len = sizes[i] - h.interior;
@@ -202,12 +207,14 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 	struct msg_hdr h = { NPTR, batch ? 64 : 0 };
 	uint64_t seed = 0x1234567 + batch, total = 0, attrs[4];
 	double t0;
+	int nfds;
 	int sv[2], fd, status;
 	unsigned int i, bad = 0;
 	pid_t pid;
 	char c;
 
 	ASSERT_TRUE(data && sizes && ptrs && xptrs);
+	nfds = lh_nfds();
 	for (i = 0; i < NPTR; i++) {
 		sizes[i] = pick_size(i, &seed);
 		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptrs[i],
@@ -219,6 +226,7 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 		 * travels with the record. */
 		xptrs[i] = (char *)ptrs[i] + h.interior;
 	}
+	EXPECT_EQ(nfds, lh_nfds());
 	t0 = now_ms();
 	if (batch) {
 		hipError_t *res = calloc(NPTR, sizeof(*res));
@@ -237,6 +245,10 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 		       now_ms() - t0, batch ?
 		       "kfdpoolExportPointers, interior: new records" :
 		       "hipMemPoolExportPointer each, records made at allocation");
+	/* Chunks cost no fd: the pin and the mapping hold them.  The only
+	 * new fd may be this thread's io_uring ring (batch export). */
+	EXPECT_LE(lh_nfds(), nfds + 1);
+	nfds = lh_nfds();
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
 	ksft_print_msg("%u pointers, %llu bytes, %u chunks (entries), %u records, reserved %llu, used %llu\n",
 		       NPTR, (unsigned long long)total, st.entries, st.records,
@@ -314,6 +326,7 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 	/* Release threshold 0: every free chunk went back. */
 	EXPECT_EQ(0, st.entries);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(nfds, lh_nfds());
 	free(data);
 	free(sizes);
 	free(ptrs);
