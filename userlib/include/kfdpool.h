@@ -106,7 +106,10 @@ int kfdpool_release_batch(int pool_fd, struct kfdpool_release *ops,
  * inline; imports use the vectored command so that every output field is
  * filled) when the module reports KFDPOOL_FEATURE_URING_CMD and a ring can
  * be set up, else the batch ioctls (KFDPOOL_FEATURE_BATCH), else one ioctl
- * per element.  The results are the same.
+ * per element.  In the automatic mode a single element is one plain ioctl
+ * and imports use the batch ioctl (the vectored io_uring command always
+ * runs in an io-wq worker: a thread hop for nothing).  The results are the
+ * same.
  */
 int kfdpool_exportv(int pool_fd, struct kfdpool_export *ops, size_t count);
 int kfdpool_revokev(int pool_fd, struct kfdpool_revoke *ops, size_t count);

@@ -102,8 +102,9 @@ typedef struct kfdpoolFabricHandle {
 /*
  * Export @count pointers at once (one system call per batch, not per
  * pointer).  @results, when not NULL, gets each pointer's hipError_t.
- * Returns hipSuccess when all succeeded, else the first failure's error;
- * the pointers that succeeded are exported either way.
+ * Returns hipSuccess when all succeeded, else the error of a failed
+ * element; the pointers that succeeded are exported either way (and the
+ * same holds for the other kfdpool*Pointers calls).
  */
 hipError_t kfdpoolExportPointers(hipMemPoolPtrExportData *export_data,
 				 void *const *dev_ptrs, size_t count,

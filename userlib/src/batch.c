@@ -385,6 +385,17 @@ static int run(int fd, enum op op, void *ops, size_t count)
 	if (!max_batch)
 		max_batch = 1;
 
+	/*
+	 * Auto: one element is one plain ioctl (a ring buys nothing), and
+	 * imports go by batch ioctl: their io_uring form is the vectored
+	 * command, which the module always runs from an io-wq worker, so it
+	 * costs a thread hop more than the ioctl for the same work.
+	 */
+	if (mode == KFDPOOL_BATCH_AUTO && count == 1)
+		mode = KFDPOOL_BATCH_SINGLE;
+	if (mode == KFDPOOL_BATCH_AUTO && op == OP_IMPORT &&
+	    (features & KFDPOOL_FEATURE_BATCH))
+		mode = KFDPOOL_BATCH_IOCTL;
 	if (mode == KFDPOOL_BATCH_AUTO || mode == KFDPOOL_BATCH_URING) {
 		ring = (features & KFDPOOL_FEATURE_URING_CMD) ? thread_ring() :
 		       NULL;

@@ -90,6 +90,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
 	case -EDQUOT:		/* per-user limit */
 	case -EMFILE:		/* out of fds */
 	case -ENFILE:
+	case -E2BIG:		/* larger than the backend allows (udmabuf) */
 		return hipErrorOutOfMemory;
 	case -ENOENT:		/* record revoked, never existed, altered */
 	case -ESTALE:		/* record's slot reused */

@@ -423,7 +423,7 @@ TEST(errno_mapping)
 		{ -EACCES, hipErrorInvalidValue },
 		{ -ENOMEM, hipErrorOutOfMemory }, { -ENOSPC, hipErrorOutOfMemory },
 		{ -EDQUOT, hipErrorOutOfMemory }, { -EMFILE, hipErrorOutOfMemory },
-		{ -ENFILE, hipErrorOutOfMemory },
+		{ -ENFILE, hipErrorOutOfMemory }, { -E2BIG, hipErrorOutOfMemory },
 		{ -ENOENT, hipErrorInvalidHandle }, { -ESTALE, hipErrorInvalidHandle },
 		{ -ENXIO, hipErrorInvalidHandle },
 		{ -EOPNOTSUPP, hipErrorNotSupported },
