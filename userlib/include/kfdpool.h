@@ -82,6 +82,20 @@ int kfdpool_handle_export(int pool_fd, uint32_t policy, uint32_t gid,
 int kfdpool_handle_rotate(int pool_fd);
 
 /*
+ * A pool handle as text (docs/handles.md): 128 lowercase hex digits of its
+ * 64 bytes, for channels that carry strings.  format writes them and a NUL
+ * to @buf (at least KFDPOOL_HANDLE_TEXT_LEN + 1 bytes, else -ENOSPC) and
+ * returns KFDPOOL_HANDLE_TEXT_LEN; parse takes exactly 128 hex digits
+ * (either case), else -EINVAL.  Parsing checks the form only: the kernel
+ * judges the handle when it is imported.
+ */
+#define KFDPOOL_HANDLE_TEXT_LEN	(2 * KFDPOOL_HANDLE_SIZE)
+int kfdpool_handle_format(const struct kfdpool_pool_handle *handle,
+			  char *buf, size_t len);
+int kfdpool_handle_parse(const char *text,
+			 struct kfdpool_pool_handle *handle);
+
+/*
  * The batch ioctls, exactly: @count elements (1..KFDPOOL_BATCH_MAX), each
  * element's status field written.  Returns how many were processed.
  */

@@ -120,4 +120,9 @@ int kp_device_count(void);
 int kp_alloc_add_record(struct kp_alloc *a, uint64_t off,
 			const struct kfdpool_record *rec);
 
+/* hip_fabric.c: the policy of the fabric handles
+ * hipMemPoolExportToShareableHandle makes; 0 or -EINVAL (a bad
+ * KFDPOOL_FABRIC_POLICY). */
+int kp_fabric_policy(uint32_t *policy, uint32_t *gid);
+
 #endif

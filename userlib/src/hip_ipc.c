@@ -46,8 +46,12 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
 		else
 			*(int *)shared_handle = ret;
 	} else {
-		ret = kfdpool_handle_export(pool->fd, KFDPOOL_HANDLE_POLICY_UID,
-					    0, &h);
+		uint32_t policy, gid;
+
+		/* hip_fabric.c: the exporter's uid unless told otherwise. */
+		ret = kp_fabric_policy(&policy, &gid);
+		if (!ret)
+			ret = kfdpool_handle_export(pool->fd, policy, gid, &h);
 		if (ret < 0)
 			err = kfdpoolErrnoToHip(ret);
 		else
