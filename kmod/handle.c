@@ -12,9 +12,11 @@
  * policy and ids are inside the MAC, so a holder cannot widen a handle's
  * policy or retarget it at another user.
  *
- * The uid and gid in a handle are numbers as the exporter's user namespace
- * sees them; the MAC covers the kernel-wide ids they map to, so a handle
- * presented in a user namespace that maps them elsewhere does not import.
+ * The uid and gid in a handle are kernel-wide ids (as the initial user
+ * namespace numbers them), so that admission depends on who the caller is,
+ * not on how its user namespace numbers it: root of a container whose root
+ * is uid 100000 is uid 100000 here, and the same user in two namespaces is
+ * the same user.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -30,9 +32,17 @@
 #define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
 #define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
 
-/*
- * What the secret is a MAC of.  Every member is 64- or 32-bit and naturally
- * aligned, so the struct has no holes and siphash() may read it whole.
+/**
+ * struct kfdpool_handle_msg - what the secret of a handle is a MAC of
+ * @id: the pool's id
+ * @magic: KFDPOOL_HANDLE_MAGIC
+ * @policy: KFDPOOL_HANDLE_POLICY_*
+ * @gid: the handle's gid (kernel-wide), 0 unless the GID policy
+ * @uid: the exporter's kernel-wide euid
+ * @tweak: tells the two halves of the secret apart
+ *
+ * Every member is 64- or 32-bit and naturally aligned, so the struct has no
+ * holes and siphash() may read it whole.
  */
 struct kfdpool_handle_msg {
 	u64 id[2];
@@ -49,8 +59,8 @@ void kfdpool_handle_key_init(struct kfdpool_pool *pool)
 }
 
 /*
- * The secret of a handle of @pool with @policy, the kernel-wide @gid and
- * @uid; pool->lock held (it guards the key against a concurrent rotate).
+ * The secret of a handle of @pool with @policy, kernel-wide @gid and @uid;
+ * pool->lock held (it guards the key against a concurrent rotate).
  */
 static void kfdpool_handle_mac(struct kfdpool_pool *pool, u32 policy,
 			       u32 gid, u32 uid,
@@ -121,14 +131,12 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
 	h->magic = KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
-	h->gid = gid;
-	h->uid = from_kuid_munged(ns, kuid);
+	h->gid = policy == KFDPOOL_HANDLE_POLICY_GID ?
+		from_kgid(&init_user_ns, kgid) : 0;
+	h->uid = from_kuid(&init_user_ns, kuid);
 
 	mutex_lock(&pool->lock);
-	kfdpool_handle_mac(pool, policy,
-			   policy == KFDPOOL_HANDLE_POLICY_GID ?
-			   from_kgid(&init_user_ns, kgid) : 0,
-			   from_kuid(&init_user_ns, kuid), h->secret);
+	kfdpool_handle_mac(pool, policy, h->gid, h->uid, h->secret);
 	mutex_unlock(&pool->lock);
 	return 0;
 }
@@ -180,9 +188,8 @@ static struct kfdpool_pool *kfdpool_pool_find_get(const u8 *id)
 static bool kfdpool_handle_admits(struct kfdpool_pool *pool,
 				  const struct kfdpool_pool_handle *h)
 {
-	struct user_namespace *ns = current_user_ns();
-	kuid_t kuid = make_kuid(ns, h->uid);
-	kgid_t kgid = make_kgid(ns, h->gid);
+	kuid_t kuid = make_kuid(&init_user_ns, h->uid);
+	kgid_t kgid = make_kgid(&init_user_ns, h->gid);
 	u8 secret[KFDPOOL_SECRET_LEN];
 	bool match;
 
@@ -190,14 +197,7 @@ static bool kfdpool_handle_admits(struct kfdpool_pool *pool,
 	/* A pool that allows no handles never made one: the handle is forged. */
 	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return false;
-	/*
-	 * Ids that do not map in the caller's namespace become (u32)-1,
-	 * which no exporter's id is: the MAC cannot match.
-	 */
-	kfdpool_handle_mac(pool, h->policy,
-			   h->policy == KFDPOOL_HANDLE_POLICY_GID ?
-			   from_kgid(&init_user_ns, kgid) : 0,
-			   from_kuid(&init_user_ns, kuid), secret);
+	kfdpool_handle_mac(pool, h->policy, h->gid, h->uid, secret);
 	match = !crypto_memneq(secret, h->secret, sizeof(secret));
 	memzero_explicit(secret, sizeof(secret));
 	if (!match)

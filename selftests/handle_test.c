@@ -11,8 +11,10 @@
  */
 #include <grp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 
 #include "kselftest_harness.h"
 #include "kfdpool_handle_util.h"
@@ -421,6 +423,74 @@ TEST_F(handle, policy_cannot_be_widened)
 	h.gid = TEST_GID;
 	m.handle = h;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, TEST_GID, EACCES));
+}
+
+/*
+ * In a child: become @outer (a uid, -1 to stay root), enter a new user
+ * namespace in which our euid is numbered @inner, and import @h.  0 if it
+ * imported, the errno if not, 200 when user namespaces are not available.
+ */
+static int userns_import(const struct kfdpool_pool_handle *h, int outer,
+			 unsigned int inner)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return 201;
+	if (pid == 0) {
+		char map[64];
+		int f, n, ctl, fd;
+
+		if (outer >= 0 &&
+		    (setgroups(0, NULL) || setgid(outer) || setuid(outer)))
+			_exit(202);
+		/* setuid() made us undumpable: /proc/self would be root's. */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		n = snprintf(map, sizeof(map), "%u %u 1\n", inner, geteuid());
+		if (unshare(CLONE_NEWUSER))
+			_exit(200);
+		f = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (f < 0 || write(f, map, n) != n)
+			_exit(203);
+		close(f);
+		if (geteuid() != inner)
+			_exit(204);
+		ctl = kfd_open();
+		if (ctl < 0)
+			_exit(205);
+		fd = kfd_handle_import(ctl, h);
+		_exit(fd >= 0 ? 0 : -fd);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 206;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Ids in handles are kernel-wide: the exporter's user under another number
+ * in a user namespace is admitted; a container's "root" that is another
+ * user of the host is not.
+ */
+TEST_F(handle, user_namespaces)
+{
+	struct kfdpool_pool_handle any;
+	int ret;
+
+	ret = userns_import(&self->m.handle, -1, 5000);
+	if (ret == 200)
+		SKIP(return, "no user namespaces");
+	EXPECT_EQ(0, ret);
+	ret = userns_import(&self->m.handle, 1000, 0);
+	if (ret == 200)
+		SKIP(return, "no unprivileged user namespaces");
+	EXPECT_EQ(EACCES, ret);
+	ret = userns_import(&self->m.handle, NOBODY, 0);
+	EXPECT_EQ(EACCES, ret);
+	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_ANY,
+				       0, &any));
+	EXPECT_EQ(0, userns_import(&any, 1000, 0));
 }
 
 /* ------------------------------------------------------------------ */
