@@ -29,6 +29,23 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_fd = -1;
 static struct kfdpool_query ctl_q;
 
+/* Held across fork(), so that a child never inherits it locked. */
+static void ctl_lock_fork_prepare(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+static void ctl_lock_fork_done(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+__attribute__((constructor)) static void ctl_lock_init(void)
+{
+	pthread_atfork(ctl_lock_fork_prepare, ctl_lock_fork_done,
+		       ctl_lock_fork_done);
+}
+
 int kp_ctl_fd(void)
 {
 	int fd;
