@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
@@ -34,6 +35,14 @@ static size_t pick_size(unsigned int i, uint64_t *seed)
 	return 4096 + (r % (60u << 10)) / 4096 * 4096;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 #define CHILD_FAIL(code, ...) do { \
 	ksft_print_msg("importer: " __VA_ARGS__); \
 	return (code); \
@@ -54,8 +63,9 @@ static int importer(int sock, int batch)
 	void **ptrs;
 	uint64_t attrs[4];
 	hipError_t e;
+	double t0;
 	char c;
-	int fd;
+	int fd, nfds;
 	uint32_t i;
 
 	fd = lh_recv_fd(sock);
@@ -89,6 +99,8 @@ static int importer(int sock, int batch)
 	    lh_read_all(sock, data, h.n * sizeof(*data)))
 		CHILD_FAIL(16, "payload\n");
 
+	nfds = lh_nfds();
+	t0 = now_ms();
 	if (batch) {
 		hipError_t *res = calloc(h.n, sizeof(*res));
 
@@ -105,6 +117,13 @@ static int importer(int sock, int batch)
 					   hipGetErrorName(e));
 		}
 	}
+	ksft_print_msg("importer: %u pointers imported in %.1f ms (%s, transport %d)\n",
+		       h.n, now_ms() - t0, batch ? "kfdpoolImportPointers" :
+		       "hipMemPoolImportPointer each", kfdpool_last_batch_mode());
+	/* Imported chunks cost no fd either: the mapping holds them (batch
+	 * imports use the batch ioctl: no ring). */
+	if (lh_nfds() != nfds)
+		CHILD_FAIL(27, "%d fds before imports, %d after\n", nfds, lh_nfds());
 	/* The exporter's bytes, then ours. */
 	for (i = 0; i < h.n; i++) {
 		size_t len = sizes[i] - h.interior;
@@ -187,12 +206,15 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 	struct kfdpool_pool_stats st;
 	struct msg_hdr h = { NPTR, batch ? 64 : 0 };
 	uint64_t seed = 0x1234567 + batch, total = 0, attrs[4];
+	double t0;
+	int nfds;
 	int sv[2], fd, status;
 	unsigned int i, bad = 0;
 	pid_t pid;
 	char c;
 
 	ASSERT_TRUE(data && sizes && ptrs && xptrs);
+	nfds = lh_nfds();
 	for (i = 0; i < NPTR; i++) {
 		sizes[i] = pick_size(i, &seed);
 		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptrs[i],
@@ -204,6 +226,8 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 		 * travels with the record. */
 		xptrs[i] = (char *)ptrs[i] + h.interior;
 	}
+	EXPECT_EQ(nfds, lh_nfds());
+	t0 = now_ms();
 	if (batch) {
 		hipError_t *res = calloc(NPTR, sizeof(*res));
 
@@ -217,6 +241,14 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 			ASSERT_EQ(hipSuccess,
 				  hipMemPoolExportPointer(&data[i], ptrs[i]));
 	}
+	ksft_print_msg("exporter: %u pointers exported in %.1f ms (%s)\n", NPTR,
+		       now_ms() - t0, batch ?
+		       "kfdpoolExportPointers, interior: new records" :
+		       "hipMemPoolExportPointer each, records made at allocation");
+	/* Chunks cost no fd: the pin and the mapping hold them.  The only
+	 * new fd may be this thread's io_uring ring (batch export). */
+	EXPECT_LE(lh_nfds(), nfds + 1);
+	nfds = lh_nfds();
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
 	ksft_print_msg("%u pointers, %llu bytes, %u chunks (entries), %u records, reserved %llu, used %llu\n",
 		       NPTR, (unsigned long long)total, st.entries, st.records,
@@ -294,6 +326,7 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 	/* Release threshold 0: every free chunk went back. */
 	EXPECT_EQ(0, st.entries);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(nfds, lh_nfds());
 	free(data);
 	free(sizes);
 	free(ptrs);

@@ -269,9 +269,10 @@ TEST_F(pool, imported_memory_outlives_the_exporters_free)
 
 TEST_F(pool, corrupted_export_data)
 {
-	hipMemPoolPtrExportData d, bad;
+	hipMemPoolPtrExportData d, bad, three[3];
 	struct kfdpool_record *r = (struct kfdpool_record *)&bad;
-	void *p, *q = &q;
+	void *p, *q = &q, *ptrs[3];
+	hipError_t res[3];
 	size_t i;
 
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, self->pool, NULL));
@@ -302,27 +303,21 @@ TEST_F(pool, corrupted_export_data)
 	EXPECT_EQ(hipSuccess, hipFree(q));
 	/* In one batch, a corrupted record of a chunk ahead of a good one
 	 * of the same chunk does not make the good one fail. */
-	{
-		hipMemPoolPtrExportData two[3];
-		hipError_t res[3];
-		void *ptrs[3];
-
-		two[0] = d;
-		two[0].reserved[63] ^= 1;	/* nonce */
-		two[1] = d;
-		two[2] = two[0];
-		EXPECT_EQ(hipErrorInvalidHandle,
-			  kfdpoolImportPointers(ptrs, self->imp, two, 3, res));
-		EXPECT_EQ(hipErrorInvalidHandle, res[0]);
-		EXPECT_EQ(hipSuccess, res[1]);
-		EXPECT_EQ(hipErrorInvalidHandle, res[2]);
-		EXPECT_EQ(NULL, ptrs[0]);
-		EXPECT_EQ(NULL, ptrs[2]);
-		ASSERT_NE(NULL, ptrs[1]);
-		memset(p, 0x33, 16);
-		EXPECT_EQ(0x33, *(unsigned char *)ptrs[1]);
-		EXPECT_EQ(hipSuccess, hipFree(ptrs[1]));
-	}
+	three[0] = d;
+	three[0].reserved[63] ^= 1;	/* nonce */
+	three[1] = d;
+	three[2] = three[0];
+	EXPECT_EQ(hipErrorInvalidHandle,
+		  kfdpoolImportPointers(ptrs, self->imp, three, 3, res));
+	EXPECT_EQ(hipErrorInvalidHandle, res[0]);
+	EXPECT_EQ(hipSuccess, res[1]);
+	EXPECT_EQ(hipErrorInvalidHandle, res[2]);
+	EXPECT_EQ(NULL, ptrs[0]);
+	EXPECT_EQ(NULL, ptrs[2]);
+	ASSERT_NE(NULL, ptrs[1]);
+	memset(p, 0x33, 16);
+	EXPECT_EQ(0x33, *(unsigned char *)ptrs[1]);
+	EXPECT_EQ(hipSuccess, hipFree(ptrs[1]));
 	EXPECT_EQ(hipSuccess, hipFree(p));
 }
 
@@ -649,6 +644,55 @@ TEST_F(pool, threads)
 	}
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+struct busy_arg {
+	hipMemPool_t pool;
+	volatile int stop;
+};
+
+static void *busy_body(void *p)
+{
+	struct busy_arg *a = p;
+	void *ptr;
+
+	while (!a->stop)
+		if (!hipMallocFromPoolAsync(&ptr, 4096, a->pool, NULL))
+			hipFree(ptr);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(pool, fork_while_another_thread_uses_the_library, 300)
+{
+	struct busy_arg a = { self->pool, 0 };
+	pthread_t t;
+	int i, status, hung = 0;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, busy_body, &a));
+	for (i = 0; i < 20; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			hipMemPool_t np;
+			uint64_t v;
+
+			/* The library's lock is free in the child, whatever
+			 * the other thread was doing. */
+			alarm(10);
+			hipMemPoolGetAttribute(self->pool,
+					       hipMemPoolAttrReleaseThreshold, &v);
+			if (lh_pool(&np, hipMemHandleTypeNone, 0) == hipSuccess)
+				hipMemPoolDestroy(np);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (!WIFEXITED(status))
+			hung++;
+	}
+	a.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, hung);
 }
 
 TEST(importer_killed_releases_everything)

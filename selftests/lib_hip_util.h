@@ -167,6 +167,20 @@ static inline int lh_dmabufs(int want)
 	return n;
 }
 
+/* Open fds of this process. */
+static inline int lh_nfds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!access(path, F_OK))
+			n++;
+	}
+	return n;
+}
+
 static inline uint64_t lh_attr(hipMemPool_t pool, hipMemPoolAttr a)
 {
 	uint64_t v = ~0ULL;

@@ -98,7 +98,14 @@ unit: lib $(UNIT_BINS)
 # ---- examples ----
 EXAMPLES_OUT := $(LIBDIR_OUT)/examples
 EXAMPLES := $(patsubst $(SRC)/userlib/examples/%.c,$(EXAMPLES_OUT)/%,$(wildcard $(SRC)/userlib/examples/*.c))
-examples: $(EXAMPLES)
+# The same programs built against HIP's own headers where they are installed
+# (a HIP program's build), still linked against libkfdpool alone.
+EXAMPLES_HIP := $(if $(HIP_API_H),$(addsuffix -hiphdr,$(EXAMPLES)))
+examples: $(EXAMPLES) $(EXAMPLES_HIP)
+$(EXAMPLES_OUT)/%-hiphdr: $(SRC)/userlib/examples/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
+		-D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
 $(EXAMPLES_OUT)/%: $(SRC)/userlib/examples/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \

@@ -435,6 +435,9 @@ struct kfdpool_handle_export {
  *	only); every handle exported before no longer imports
  * @flags: in: must be 0
  * @pad: must be 0
+ *
+ * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ * Import fds obtained before the rotation keep working.
  */
 struct kfdpool_handle_rotate {
 	__u32 flags;

@@ -82,6 +82,20 @@ int kfdpool_handle_export(int pool_fd, uint32_t policy, uint32_t gid,
 int kfdpool_handle_rotate(int pool_fd);
 
 /*
+ * A pool handle as text (docs/handles.md): 128 lowercase hex digits of its
+ * 64 bytes, for channels that carry strings.  format writes them and a NUL
+ * to @buf (at least KFDPOOL_HANDLE_TEXT_LEN + 1 bytes, else -ENOSPC) and
+ * returns KFDPOOL_HANDLE_TEXT_LEN; parse takes exactly 128 hex digits
+ * (either case), else -EINVAL.  Parsing checks the form only: the kernel
+ * judges the handle when it is imported.
+ */
+#define KFDPOOL_HANDLE_TEXT_LEN	(2 * KFDPOOL_HANDLE_SIZE)
+int kfdpool_handle_format(const struct kfdpool_pool_handle *handle,
+			  char *buf, size_t len);
+int kfdpool_handle_parse(const char *text,
+			 struct kfdpool_pool_handle *handle);
+
+/*
  * The batch ioctls, exactly: @count elements (1..KFDPOOL_BATCH_MAX), each
  * element's status field written.  Returns how many were processed.
  */
@@ -106,7 +120,10 @@ int kfdpool_release_batch(int pool_fd, struct kfdpool_release *ops,
  * inline; imports use the vectored command so that every output field is
  * filled) when the module reports KFDPOOL_FEATURE_URING_CMD and a ring can
  * be set up, else the batch ioctls (KFDPOOL_FEATURE_BATCH), else one ioctl
- * per element.  The results are the same.
+ * per element.  In the automatic mode a single element is one plain ioctl
+ * and imports use the batch ioctl (the vectored io_uring command always
+ * runs in an io-wq worker: a thread hop for nothing).  The results are the
+ * same.
  */
 int kfdpool_exportv(int pool_fd, struct kfdpool_export *ops, size_t count);
 int kfdpool_revokev(int pool_fd, struct kfdpool_revoke *ops, size_t count);

@@ -100,6 +100,27 @@ typedef struct kfdpoolFabricHandle {
 } kfdpoolFabricHandle_t;
 
 /*
+ * Fabric handles (hip_fabric.c, docs/handles.md).  The handle
+ * hipMemPoolExportToShareableHandle(hipMemHandleTypeFabric) writes admits
+ * importers by the process's fabric policy: the exporter's uid by default,
+ * else what KFDPOOL_FABRIC_POLICY says ("uid", "any", "gid:N"), else what
+ * kfdpoolSetFabricPolicy() set last (KFDPOOL_HANDLE_POLICY_*; @gid only
+ * with KFDPOOL_HANDLE_POLICY_GID).  A bad KFDPOOL_FABRIC_POLICY makes the
+ * export fail (hipErrorInvalidValue) rather than widen anything.
+ */
+hipError_t kfdpoolSetFabricPolicy(uint32_t policy, uint32_t gid);
+
+/* Export a pool created with hipMemHandleTypeFabric as a 64-byte handle
+ * (written to @shared_handle) with an explicit policy. */
+hipError_t kfdpoolMemPoolExportFabricHandle(void *shared_handle,
+					    hipMemPool_t mem_pool,
+					    uint32_t policy, uint32_t gid);
+
+/* Give the pool a new handle key: every fabric handle exported before stops
+ * importing; pools imported already are not affected. */
+hipError_t kfdpoolMemPoolRotateFabricHandles(hipMemPool_t mem_pool);
+
+/*
  * Export @count pointers at once (one system call per batch, not per
  * pointer).  @results, when not NULL, gets each pointer's hipError_t.
  * Returns hipSuccess when all succeeded, else the error of a failed

@@ -158,4 +158,10 @@ typedef struct hipMemPoolPtrExportData {
 	unsigned char reserved[64];
 } hipMemPoolPtrExportData;
 
+/* The shareable handle of hipMemHandleTypeFabric: 64 bytes, as CUDA's
+ * CUmemFabricHandle (a struct kfdpool_pool_handle inside). */
+typedef struct hipMemFabricHandle_st {
+	unsigned char data[64];
+} hipMemFabricHandle_t;
+
 #endif /* KFDPOOL_HIP_TYPES_H */

@@ -56,6 +56,23 @@ static int kfd_err;
 static struct gpu gpus[MAX_GPUS];
 static int ngpus;
 
+/* Held across fork(), so that a child never inherits it locked. */
+static void kfd_lock_fork_prepare(void)
+{
+	pthread_mutex_lock(&kfd_lock);
+}
+
+static void kfd_lock_fork_done(void)
+{
+	pthread_mutex_unlock(&kfd_lock);
+}
+
+__attribute__((constructor)) static void kfd_lock_init(void)
+{
+	pthread_atfork(kfd_lock_fork_prepare, kfd_lock_fork_done,
+		       kfd_lock_fork_done);
+}
+
 static int read_u64(const char *path, const char *key, uint64_t *val)
 {
 	char line[256], k[128];

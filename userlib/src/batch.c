@@ -29,6 +29,23 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_fd = -1;
 static struct kfdpool_query ctl_q;
 
+/* Held across fork(), so that a child never inherits it locked. */
+static void ctl_lock_fork_prepare(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+static void ctl_lock_fork_done(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+__attribute__((constructor)) static void ctl_lock_init(void)
+{
+	pthread_atfork(ctl_lock_fork_prepare, ctl_lock_fork_done,
+		       ctl_lock_fork_done);
+}
+
 int kp_ctl_fd(void)
 {
 	int fd;
@@ -385,6 +402,17 @@ static int run(int fd, enum op op, void *ops, size_t count)
 	if (!max_batch)
 		max_batch = 1;
 
+	/*
+	 * Auto: one element is one plain ioctl (a ring buys nothing), and
+	 * imports go by batch ioctl: their io_uring form is the vectored
+	 * command, which the module always runs from an io-wq worker, so it
+	 * costs a thread hop more than the ioctl for the same work.
+	 */
+	if (mode == KFDPOOL_BATCH_AUTO && count == 1)
+		mode = KFDPOOL_BATCH_SINGLE;
+	if (mode == KFDPOOL_BATCH_AUTO && op == OP_IMPORT &&
+	    (features & KFDPOOL_FEATURE_BATCH))
+		mode = KFDPOOL_BATCH_IOCTL;
 	if (mode == KFDPOOL_BATCH_AUTO || mode == KFDPOOL_BATCH_URING) {
 		ring = (features & KFDPOOL_FEATURE_URING_CMD) ? thread_ring() :
 		       NULL;
