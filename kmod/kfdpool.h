@@ -40,9 +40,6 @@
 #define KFDPOOL_HAVE_URING	1
 #endif
 
-/* Live records one pool may hold: bounds the kernel memory a pool can use. */
-#define KFDPOOL_MAX_RECORDS	BIT(20)
-
 /* Bytes of a record's nonce. */
 #define KFDPOOL_NONCE_LEN	16
 
