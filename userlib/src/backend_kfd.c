@@ -231,10 +231,9 @@ static void unmap_free(struct kp_mem *m)
 	m->addr = NULL;
 }
 
-static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
+/* What allocating and importing both start with: the GPU, a VA range. */
+static int kfd_mem_begin(int dev, uint64_t size, struct kp_mem *m)
 {
-	struct kfd_ioctl_alloc_memory_of_gpu_args a;
-	struct kfd_ioctl_export_dmabuf_args e;
 	int ret = kfd_init();
 
 	memset(m, 0, sizeof(*m));
@@ -248,6 +247,17 @@ static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
 		return -ENOMEM;
 	m->size = size;
 	m->dev = dev;
+	return 0;
+}
+
+static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args a;
+	struct kfd_ioctl_export_dmabuf_args e;
+	int ret = kfd_mem_begin(dev, size, m);
+
+	if (ret)
+		return ret;
 	memset(&a, 0, sizeof(a));
 	a.va_addr = (uintptr_t)m->addr;
 	a.size = size;
@@ -290,19 +300,10 @@ static void kfd_free(struct kp_mem *m)
 static int kfd_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 {
 	struct kfd_ioctl_import_dmabuf_args a;
-	int ret = kfd_init();
+	int ret = kfd_mem_begin(dev, size, m);
 
-	memset(m, 0, sizeof(*m));
-	m->dmabuf_fd = -1;
 	if (ret)
 		return ret;
-	if (dev < 0 || dev >= ngpus)
-		return -ENODEV;
-	m->addr = reserve_va(size);
-	if (!m->addr)
-		return -ENOMEM;
-	m->size = size;
-	m->dev = dev;
 	memset(&a, 0, sizeof(a));
 	a.va_addr = (uintptr_t)m->addr;
 	a.gpu_id = gpus[dev].gpu_id;
