@@ -1,12 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kfdpool internals shared by the module's files.
+ *
+ * Locking, outermost first:
+ *   kfdpool_pools_lock (global list of pools, debugfs)
+ *     pool->lock (everything inside one pool, including the per-fd import
+ *                 counts of that pool's files)
+ *       kfdpool_limits_lock (spinlock: global and per-uid pinned bytes)
+ * No lock is held across a copy to or from user space: ioctl handlers work
+ * on kernel copies, and the batch and io_uring paths copy each element in
+ * and out around the locked section.
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
 
+#include <linux/bits.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/xarray.h>
 #include <linux/kfdpool.h>
 
 #include "kfdpool_features.h"
@@ -17,11 +33,171 @@
 #define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
+#if IS_ENABLED(CONFIG_IO_URING) && \
+	(defined(KFDPOOL_HAVE_URING_CMD_H) || \
+	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
+#define KFDPOOL_HAVE_URING	1
+#endif
+
+/* Live records one pool may hold: bounds the kernel memory a pool can use. */
+#define KFDPOOL_MAX_RECORDS	BIT(20)
+
+/* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
+#define KFDPOOL_DMABUF_HASH_BITS	8
+
 /* Module parameters (main.c). */
 extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
+
+struct dma_buf;
+struct kfdpool_user;
+
+/**
+ * struct kfdpool_pool - a pool of pinned dma-bufs
+ * @ref: one reference per open pool file (and per transient lookup)
+ * @lock: protects everything below that is not marked constant
+ * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @id: random 128-bit id (constant)
+ * @name: NUL-terminated name (constant)
+ * @limit: bytes the pool may pin, 0 for no limit (constant)
+ * @handle_types: KFDPOOL_HANDLE_TYPE_* allowed (constant)
+ * @owner_pid: thread-group pid of the creator (constant)
+ * @uid: euid of the creator, charged for the pool's pins (constant)
+ * @user: per-uid accounting of @uid (constant)
+ * @entries: entry id -> struct kfdpool_entry, live and draining
+ * @next_entry: cursor of the cyclic entry id allocation
+ * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
+ * @records: record id -> struct kfdpool_rec
+ * @next_record: cursor of the cyclic record id allocation
+ * @generation: export counter; each record stores its value
+ * @reserved: bytes of all entries, draining ones included
+ * @reserved_high: high-water mark of @reserved
+ * @used: bytes covered by live records
+ * @used_high: high-water mark of @used
+ * @draining: bytes of draining entries
+ * @imported: sum over pool files of the bytes of the entries each holds
+ * @nr_entries: entries, draining ones included
+ * @nr_draining: draining entries
+ * @nr_records: live records
+ * @nr_import_fds: open import-mode files
+ */
+struct kfdpool_pool {
+	struct kref ref;
+	struct mutex lock;	/* see the kernel-doc above */
+	struct list_head node;
+	u8 id[KFDPOOL_ID_LEN];
+	char name[KFDPOOL_NAME_LEN];
+	u64 limit;
+	u32 handle_types;
+	struct pid *owner_pid;
+	kuid_t uid;
+	struct kfdpool_user *user;
+
+	struct xarray entries;
+	u32 next_entry;
+	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
+	struct xarray records;
+	u32 next_record;
+	u32 generation;
+
+	u64 reserved;
+	u64 reserved_high;
+	u64 used;
+	u64 used_high;
+	u64 draining;
+	u64 imported;
+	u32 nr_entries;
+	u32 nr_draining;
+	u32 nr_records;
+	u32 nr_import_fds;
+};
+
+/**
+ * struct kfdpool_file - one open pool file (the private data of the file)
+ * @pool: the pool; the file holds a reference
+ * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT (constant)
+ * @imports: entry id -> xa_mk_value(imports this file holds of the entry),
+ *	under pool->lock
+ * @nr_imports: entries this file holds imports of, under pool->lock
+ * @imported: bytes of those entries, under pool->lock
+ */
+struct kfdpool_file {
+	struct kfdpool_pool *pool;
+	u32 mode;
+	struct xarray imports;
+	u32 nr_imports;
+	u64 imported;
+};
+
+/**
+ * struct kfdpool_entry - a pinned dma-buf; owned by its pool, all fields
+ *	under pool->lock
+ * @id: the entry's id in pool->entries
+ * @dmabuf: the pinned dma-buf; the entry holds a reference
+ * @size: the dma-buf's size, charged to the pool
+ * @cookie: the user's cookie given at pin
+ * @draining: unpinned, kept until the last import of it is released
+ * @holders: pool files that hold imports of the entry
+ * @records: live records of the entry (struct kfdpool_rec.node)
+ * @hnode: in pool->dmabufs while live
+ */
+struct kfdpool_entry {
+	u32 id;
+	struct dma_buf *dmabuf;
+	u64 size;
+	u64 cookie;
+	bool draining;
+	u32 holders;
+	struct list_head records;
+	struct hlist_node hnode;
+};
+
+/**
+ * struct kfdpool_rec - what the kernel stored of an export record
+ * @id: the record's slot in pool->records
+ * @generation: pool->generation when made
+ * @entry: the entry the record points into
+ * @offset: offset in the entry
+ * @size: bytes covered
+ * @nonce: random bytes a presented record must match
+ * @node: in entry->records
+ */
+struct kfdpool_rec {
+	u32 id;
+	u32 generation;
+	struct kfdpool_entry *entry;
+	u64 offset;
+	u64 size;
+	u8 nonce[16];
+	struct list_head node;
+};
+
+/**
+ * struct kfdpool_fd_out - a file a command hands out, installed by its caller
+ * @fd: the reserved fd number, or -1
+ * @file: the file to install at @fd
+ * @undo: called when the fd cannot be installed (the copy back failed) to
+ *	undo the command's other effects, may be NULL
+ * @pfile: argument of @undo
+ * @entry_id: argument of @undo
+ *
+ * A command reserves the fd and prepares the file; the caller copies its
+ * results to user space and only then installs the fd (kfdpool_fd_commit())
+ * or, when the copy failed, throws both away (kfdpool_fd_abort()).
+ */
+struct kfdpool_fd_out {
+	int fd;
+	struct file *file;
+	void (*undo)(struct kfdpool_fd_out *fdo);
+	struct kfdpool_file *pfile;
+	u32 entry_id;
+};
+
+void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
+void kfdpool_fd_commit(struct kfdpool_fd_out *fdo);
+void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
 
 /**
  * struct kfdpool_ioctl_desc - one size-versioned ioctl
@@ -29,15 +205,15 @@ extern unsigned int kfdpool_max_entries;
  * @min_size: the size of the command's first version; a caller struct
  *	smaller than this is refused
  * @handler: called with a kernel copy of the caller's struct, zero-filled
- *	past what the caller passed; what it leaves there is copied back
- *
- * Handlers that hand out fds return them through @fd_out of
- * kfdpool_ioctl_dispatch() so that the fd is installed after the copy back.
+ *	past what the caller passed; what it leaves there is copied back.  A
+ *	handler that hands out an fd fills @fdo; the dispatcher installs it
+ *	after the copy back succeeded.
  */
 struct kfdpool_ioctl_desc {
 	unsigned int cmd;
 	unsigned int min_size;
-	long (*handler)(struct file *file, void *data);
+	long (*handler)(struct file *file, void *data,
+			struct kfdpool_fd_out *fdo);
 };
 
 /* Table entry: index the table with _IOC_NR() of the command. */
@@ -50,5 +226,77 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned int nr);
 
 bool kfdpool_mem_is_zero(const void *p, size_t len);
+
+/* pool.c */
+extern const struct file_operations kfdpool_pool_fops;
+extern struct mutex kfdpool_pools_lock;
+extern struct list_head kfdpool_pools;
+
+long kfdpool_pool_create(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
+void kfdpool_pool_put(struct kfdpool_pool *pool);
+struct file *kfdpool_pool_fget(int fd);
+int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock);
+unsigned int kfdpool_nr_pools(void);
+
+/* entry.c */
+long kfdpool_ioctl_pin(struct file *file, void *data,
+		       struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_unpin(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
+void kfdpool_entry_free(struct kfdpool_pool *pool,
+			struct kfdpool_entry *entry);
+int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
+int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
+void kfdpool_file_drop_imports(struct kfdpool_file *pf);
+void kfdpool_pool_free_all(struct kfdpool_pool *pool);
+
+/* record.c: the commands of ioctls, batches and io_uring alike */
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
+		      bool nonblock);
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
+		      bool nonblock);
+int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
+		      struct kfdpool_fd_out *fdo, bool nonblock);
+int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
+		       bool nonblock);
+void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
+long kfdpool_ioctl_export(struct file *file, void *data,
+			  struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_revoke(struct file *file, void *data,
+			  struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_import(struct file *file, void *data,
+			  struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_release(struct file *file, void *data,
+			   struct kfdpool_fd_out *fdo);
+
+/* batch.c */
+long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
+		   const struct kfdpool_batch *b);
+long kfdpool_ioctl_export_batch(struct file *file, void *data,
+				struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_revoke_batch(struct file *file, void *data,
+				struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_import_batch(struct file *file, void *data,
+				struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_release_batch(struct file *file, void *data,
+				 struct kfdpool_fd_out *fdo);
+
+/* uring.c */
+#ifdef KFDPOOL_HAVE_URING
+struct io_uring_cmd;
+int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+#endif
+
+/* limits.c */
+struct kfdpool_user *kfdpool_user_get(kuid_t uid);
+void kfdpool_user_put(struct kfdpool_user *user);
+int kfdpool_charge(struct kfdpool_user *user, u64 size);
+void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
+void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+
+/* debugfs.c */
+void kfdpool_debugfs_init(void);
+void kfdpool_debugfs_exit(void);
 
 #endif /* _KFDPOOL_H */

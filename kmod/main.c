@@ -5,6 +5,8 @@
  * The control device /dev/kfdpool, the module parameters, and the
  * size-versioned ioctl dispatch shared by the control device and pool fds.
  */
+#include <linux/cred.h>
+#include <linux/file.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -51,6 +53,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 {
 	unsigned int in_size, out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
+	struct kfdpool_fd_out fdo;
 	char stack[128];
 	char *kdata;
 	long ret;
@@ -89,19 +92,53 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	}
 	memset(kdata + in_size, 0, ksize - in_size);
 
-	ret = desc->handler(file, kdata);
+	kfdpool_fd_out_init(&fdo);
+	ret = desc->handler(file, kdata, &fdo);
 	if (ret < 0)
 		goto out;
 
-	if (copy_to_user((void __user *)arg, kdata, out_size))
+	/* The fd goes live only once the caller has been told its number. */
+	if (copy_to_user((void __user *)arg, kdata, out_size)) {
+		kfdpool_fd_abort(&fdo);
 		ret = -EFAULT;
+		goto out;
+	}
+	kfdpool_fd_commit(&fdo);
 out:
 	if (kdata != stack)
 		kfree(kdata);
 	return ret;
 }
 
-static long kfdpool_query(struct file *file, void *data)
+void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
+{
+	memset(fdo, 0, sizeof(*fdo));
+	fdo->fd = -1;
+}
+
+/* Make the prepared file visible at its reserved fd. */
+void kfdpool_fd_commit(struct kfdpool_fd_out *fdo)
+{
+	if (fdo->fd < 0)
+		return;
+	fd_install(fdo->fd, fdo->file);
+	kfdpool_fd_out_init(fdo);
+}
+
+/* Throw away a prepared fd and undo what came with it. */
+void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
+{
+	if (fdo->fd < 0)
+		return;
+	put_unused_fd(fdo->fd);
+	fput(fdo->file);
+	if (fdo->undo)
+		fdo->undo(fdo);
+	kfdpool_fd_out_init(fdo);
+}
+
+static long kfdpool_query(struct file *file, void *data,
+			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_query *q = data;
 
@@ -109,7 +146,11 @@ static long kfdpool_query(struct file *file, void *data)
 		return -EINVAL;
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
-	q->features = 0;
+	q->features = KFDPOOL_FEATURE_BATCH;
+#ifdef KFDPOOL_HAVE_URING
+	q->features |= KFDPOOL_FEATURE_URING_CMD;
+#endif
+	kfdpool_pinned(current_euid(), &q->global_pinned, &q->user_pinned);
 	q->global_limit = READ_ONCE(kfdpool_global_limit);
 	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
@@ -122,6 +163,10 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 	[_IOC_NR(KFDPOOL_IOC_QUERY)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, sizeof(struct kfdpool_query),
 			      kfdpool_query),
+	[_IOC_NR(KFDPOOL_IOC_POOL_CREATE)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_CREATE,
+			      sizeof(struct kfdpool_pool_create),
+			      kfdpool_pool_create),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -146,12 +191,24 @@ static struct miscdevice kfdpool_misc = {
 
 static int __init kfdpool_init(void)
 {
-	return misc_register(&kfdpool_misc);
+	int ret;
+
+	kfdpool_debugfs_init();
+	ret = misc_register(&kfdpool_misc);
+	if (ret)
+		kfdpool_debugfs_exit();
+	return ret;
 }
 
+/*
+ * Every pool file holds a module reference (kfdpool_pool_fops.owner), so no
+ * pool exists by the time this runs.
+ */
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
+	kfdpool_debugfs_exit();
+	WARN_ON(kfdpool_nr_pools());
 }
 
 module_init(kfdpool_init);

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
+ * kfdpool-stat parses this format: keep the columns and their order.
+ */
+#include <linux/debugfs.h>
+#include <linux/pid.h>
+#include <linux/seq_file.h>
+#include <linux/user_namespace.h>
+
+#include "kfdpool.h"
+
+static struct dentry *kfdpool_debugfs_dir;
+
+static int kfdpool_pools_show(struct seq_file *m, void *unused)
+{
+	struct kfdpool_pool *pool;
+
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported\n");
+	mutex_lock(&kfdpool_pools_lock);
+	list_for_each_entry(pool, &kfdpool_pools, node) {
+		mutex_lock(&pool->lock);
+		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu\n",
+			   KFDPOOL_ID_LEN, pool->id,
+			   pool->name[0] ? pool->name : "-",
+			   pid_nr(pool->owner_pid),
+			   from_kuid_munged(&init_user_ns, pool->uid),
+			   pool->limit, pool->reserved, pool->reserved_high,
+			   pool->used, pool->used_high, pool->draining,
+			   pool->nr_entries, pool->nr_records,
+			   pool->nr_import_fds, pool->imported);
+		mutex_unlock(&pool->lock);
+	}
+	mutex_unlock(&kfdpool_pools_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
+
+void kfdpool_debugfs_init(void)
+{
+	/* debugfs is for observation only: failures are not errors. */
+	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
+	debugfs_create_file("pools", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_pools_fops);
+}
+
+void kfdpool_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kfdpool_debugfs_dir);
+	kfdpool_debugfs_dir = NULL;
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pools: the pool object, its anon-inode files (owner and import fds),
+ * POOL_CREATE on the control device, POOL_EXPORT, STATS, fdinfo, release.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "kfdpool.h"
+
+/* Protects kfdpool_pools: every pool, for debugfs and lookups by id. */
+DEFINE_MUTEX(kfdpool_pools_lock);
+LIST_HEAD(kfdpool_pools);
+
+static void kfdpool_pool_release(struct kref *ref)
+{
+	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
+
+	mutex_lock(&kfdpool_pools_lock);
+	list_del(&pool->node);
+	mutex_unlock(&kfdpool_pools_lock);
+
+	kfdpool_pool_free_all(pool);
+	xa_destroy(&pool->entries);
+	xa_destroy(&pool->records);
+	kfdpool_user_put(pool->user);
+	put_pid(pool->owner_pid);
+	mutex_destroy(&pool->lock);
+	kfree(pool);
+}
+
+void kfdpool_pool_put(struct kfdpool_pool *pool)
+{
+	kref_put(&pool->ref, kfdpool_pool_release);
+}
+
+unsigned int kfdpool_nr_pools(void)
+{
+	struct kfdpool_pool *pool;
+	unsigned int n = 0;
+
+	mutex_lock(&kfdpool_pools_lock);
+	list_for_each_entry(pool, &kfdpool_pools, node)
+		n++;
+	mutex_unlock(&kfdpool_pools_lock);
+	return n;
+}
+
+/*
+ * Take the pool's lock; from io_uring's nonblocking issue, only if it is
+ * free (io_uring retries from a worker on -EAGAIN).
+ */
+int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock)
+{
+	if (!nonblock) {
+		mutex_lock(&pool->lock);
+		return 0;
+	}
+	return mutex_trylock(&pool->lock) ? 0 : -EAGAIN;
+}
+
+/* A new file of @pool in @mode; takes a pool reference for the file. */
+static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
+{
+	struct kfdpool_file *pf;
+	struct file *file;
+
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
+	if (!pf)
+		return ERR_PTR(-ENOMEM);
+	pf->pool = pool;
+	pf->mode = mode;
+	xa_init(&pf->imports);
+
+	kref_get(&pool->ref);
+	file = anon_inode_getfile("kfdpool", &kfdpool_pool_fops, pf, O_RDWR);
+	if (IS_ERR(file)) {
+		kfdpool_pool_put(pool);
+		kfree(pf);
+		return file;
+	}
+	if (mode == KFDPOOL_MODE_IMPORT) {
+		mutex_lock(&pool->lock);
+		pool->nr_import_fds++;
+		mutex_unlock(&pool->lock);
+	}
+	return file;
+}
+
+/* Reserve an fd and open a pool file for it; the caller installs it. */
+static int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
+				struct kfdpool_fd_out *fdo)
+{
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	file = kfdpool_file_open(pool, mode);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fdo->fd = fd;
+	fdo->file = file;
+	return fd;
+}
+
+static bool kfdpool_name_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < KFDPOOL_NAME_LEN; i++) {
+		if (!name[i])
+			return true;
+		if (name[i] < 0x21 || name[i] > 0x7e)
+			return false;
+	}
+	return false;	/* no NUL */
+}
+
+long kfdpool_pool_create(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_create *args = data;
+	struct kfdpool_pool *pool;
+	int fd;
+
+	if (args->flags || args->pad ||
+	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
+	    !kfdpool_name_valid(args->name))
+		return -EINVAL;
+
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL_ACCOUNT);
+	if (!pool)
+		return -ENOMEM;
+	pool->user = kfdpool_user_get(current_euid());
+	if (!pool->user) {
+		kfree(pool);
+		return -ENOMEM;
+	}
+	kref_init(&pool->ref);
+	mutex_init(&pool->lock);
+	get_random_bytes(pool->id, sizeof(pool->id));
+	strscpy(pool->name, args->name, sizeof(pool->name));
+	pool->limit = args->limit ? args->limit :
+		READ_ONCE(kfdpool_default_pool_limit);
+	pool->handle_types = args->handle_types;
+	pool->owner_pid = get_pid(task_tgid(current));
+	pool->uid = current_euid();
+	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
+	hash_init(pool->dmabufs);
+	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
+
+	mutex_lock(&kfdpool_pools_lock);
+	list_add_tail(&pool->node, &kfdpool_pools);
+	mutex_unlock(&kfdpool_pools_lock);
+
+	/* The owner file takes its own reference; drop the creation one. */
+	fd = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo);
+	kfdpool_pool_put(pool);
+	if (fd < 0)
+		return fd;
+
+	args->fd = fd;
+	memcpy(args->id, pool->id, sizeof(args->id));
+	return 0;
+}
+
+/**
+ * kfdpool_pool_fget() - look up a pool file by fd, type-checked
+ * @fd: the fd
+ *
+ * Return: the file with a reference (fput() it; its private_data is the
+ * struct kfdpool_file), ERR_PTR(-EBADF) for a closed fd, ERR_PTR(-EINVAL)
+ * for an fd of another kind.
+ */
+struct file *kfdpool_pool_fget(int fd)
+{
+	struct file *file = fget(fd);
+
+	if (!file)
+		return ERR_PTR(-EBADF);
+	if (file->f_op != &kfdpool_pool_fops) {
+		fput(file);
+		return ERR_PTR(-EINVAL);
+	}
+	return file;
+}
+
+static long kfdpool_ioctl_pool_export(struct file *file, void *data,
+				      struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_export *args = data;
+	struct kfdpool_file *pf = file->private_data;
+	int fd;
+
+	if (pf->mode != KFDPOOL_MODE_OWNER)
+		return -EPERM;
+	if (args->flags)
+		return -EINVAL;
+	if (!(pf->pool->handle_types & KFDPOOL_HANDLE_TYPE_FD))
+		return -EOPNOTSUPP;
+
+	fd = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo);
+	if (fd < 0)
+		return fd;
+	args->fd = fd;
+	return 0;
+}
+
+/* Fill @st from the pool and @pf; pool->lock held. */
+static void kfdpool_stats_fill(struct kfdpool_file *pf,
+			       struct kfdpool_pool_stats *st)
+{
+	struct kfdpool_pool *pool = pf->pool;
+
+	lockdep_assert_held(&pool->lock);
+	st->mode = pf->mode;
+	memcpy(st->id, pool->id, sizeof(st->id));
+	memcpy(st->name, pool->name, sizeof(st->name));
+	st->limit = pool->limit;
+	st->handle_types = pool->handle_types;
+	st->owner_pid = pid_vnr(pool->owner_pid);
+	st->reserved_bytes = pool->reserved;
+	st->reserved_high = pool->reserved_high;
+	st->used_bytes = pool->used;
+	st->used_high = pool->used_high;
+	st->draining_bytes = pool->draining;
+	st->imported_bytes = pool->imported;
+	st->fd_imported_bytes = pf->imported;
+	st->entries = pool->nr_entries;
+	st->draining_entries = pool->nr_draining;
+	st->records = pool->nr_records;
+	st->import_fds = pool->nr_import_fds;
+	st->fd_imports = pf->nr_imports;
+}
+
+#define KFDPOOL_STATS_RESET_ALL \
+	(KFDPOOL_STATS_RESET_RESERVED_HIGH | KFDPOOL_STATS_RESET_USED_HIGH)
+
+static long kfdpool_ioctl_stats(struct file *file, void *data,
+				struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_stats *st = data;
+	struct kfdpool_file *pf = file->private_data;
+	struct kfdpool_pool *pool = pf->pool;
+	u32 flags = st->flags;
+
+	if ((flags & ~KFDPOOL_STATS_RESET_ALL) ||
+	    !kfdpool_mem_is_zero(st->pad, sizeof(st->pad)))
+		return -EINVAL;
+	if (flags && pf->mode != KFDPOOL_MODE_OWNER)
+		return -EPERM;
+
+	memset(st, 0, sizeof(*st));
+	st->flags = flags;
+	mutex_lock(&pool->lock);
+	if (flags & KFDPOOL_STATS_RESET_RESERVED_HIGH)
+		pool->reserved_high = pool->reserved;
+	if (flags & KFDPOOL_STATS_RESET_USED_HIGH)
+		pool->used_high = pool->used;
+	kfdpool_stats_fill(pf, st);
+	mutex_unlock(&pool->lock);
+	return 0;
+}
+
+static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
+	[_IOC_NR(KFDPOOL_IOC_POOL_STATS)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_STATS,
+			      sizeof(struct kfdpool_pool_stats),
+			      kfdpool_ioctl_stats),
+	[_IOC_NR(KFDPOOL_IOC_POOL_EXPORT)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_EXPORT,
+			      sizeof(struct kfdpool_pool_export),
+			      kfdpool_ioctl_pool_export),
+	[_IOC_NR(KFDPOOL_IOC_PIN)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_PIN, sizeof(struct kfdpool_pin),
+			      kfdpool_ioctl_pin),
+	[_IOC_NR(KFDPOOL_IOC_UNPIN)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_UNPIN, sizeof(struct kfdpool_unpin),
+			      kfdpool_ioctl_unpin),
+	[_IOC_NR(KFDPOOL_IOC_EXPORT)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_EXPORT, sizeof(struct kfdpool_export),
+			      kfdpool_ioctl_export),
+	[_IOC_NR(KFDPOOL_IOC_REVOKE)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_REVOKE, sizeof(struct kfdpool_revoke),
+			      kfdpool_ioctl_revoke),
+	[_IOC_NR(KFDPOOL_IOC_IMPORT)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_IMPORT, sizeof(struct kfdpool_import),
+			      kfdpool_ioctl_import),
+	[_IOC_NR(KFDPOOL_IOC_RELEASE)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_RELEASE,
+			      sizeof(struct kfdpool_release),
+			      kfdpool_ioctl_release),
+	[_IOC_NR(KFDPOOL_IOC_EXPORT_BATCH)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_EXPORT_BATCH,
+			      sizeof(struct kfdpool_batch),
+			      kfdpool_ioctl_export_batch),
+	[_IOC_NR(KFDPOOL_IOC_REVOKE_BATCH)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_REVOKE_BATCH,
+			      sizeof(struct kfdpool_batch),
+			      kfdpool_ioctl_revoke_batch),
+	[_IOC_NR(KFDPOOL_IOC_IMPORT_BATCH)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_IMPORT_BATCH,
+			      sizeof(struct kfdpool_batch),
+			      kfdpool_ioctl_import_batch),
+	[_IOC_NR(KFDPOOL_IOC_RELEASE_BATCH)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_RELEASE_BATCH,
+			      sizeof(struct kfdpool_batch),
+			      kfdpool_ioctl_release_batch),
+};
+
+static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	return kfdpool_ioctl_dispatch(file, cmd, arg, kfdpool_pool_ioctls,
+				      ARRAY_SIZE(kfdpool_pool_ioctls));
+}
+
+/*
+ * The last close of a pool file (or the exit of its last holder, killed or
+ * not) drops its imports, then its pool reference; the last pool reference
+ * drops every entry, record and dma-buf reference of the pool.
+ */
+static int kfdpool_pool_file_release(struct inode *inode, struct file *file)
+{
+	struct kfdpool_file *pf = file->private_data;
+	struct kfdpool_pool *pool = pf->pool;
+
+	mutex_lock(&pool->lock);
+	kfdpool_file_drop_imports(pf);
+	if (pf->mode == KFDPOOL_MODE_IMPORT)
+		pool->nr_import_fds--;
+	mutex_unlock(&pool->lock);
+
+	xa_destroy(&pf->imports);
+	kfree(pf);
+	kfdpool_pool_put(pool);
+	return 0;
+}
+
+static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct kfdpool_file *pf = file->private_data;
+	struct kfdpool_pool_stats *st;
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return;
+	mutex_lock(&pf->pool->lock);
+	kfdpool_stats_fill(pf, st);
+	mutex_unlock(&pf->pool->lock);
+
+	seq_printf(m, "kfdpool-id:\t%*phN\n", KFDPOOL_ID_LEN, st->id);
+	seq_printf(m, "kfdpool-name:\t%s\n", st->name);
+	seq_printf(m, "kfdpool-mode:\t%s\n",
+		   st->mode == KFDPOOL_MODE_OWNER ? "owner" : "import");
+	seq_printf(m, "kfdpool-owner-pid:\t%d\n", st->owner_pid);
+	seq_printf(m, "kfdpool-limit:\t%llu\n", st->limit);
+	seq_printf(m, "kfdpool-handle-types:\t%u\n", st->handle_types);
+	seq_printf(m, "kfdpool-reserved:\t%llu\n", st->reserved_bytes);
+	seq_printf(m, "kfdpool-reserved-high:\t%llu\n", st->reserved_high);
+	seq_printf(m, "kfdpool-used:\t%llu\n", st->used_bytes);
+	seq_printf(m, "kfdpool-used-high:\t%llu\n", st->used_high);
+	seq_printf(m, "kfdpool-draining:\t%llu\n", st->draining_bytes);
+	seq_printf(m, "kfdpool-entries:\t%u\n", st->entries);
+	seq_printf(m, "kfdpool-draining-entries:\t%u\n", st->draining_entries);
+	seq_printf(m, "kfdpool-records:\t%u\n", st->records);
+	seq_printf(m, "kfdpool-import-fds:\t%u\n", st->import_fds);
+	seq_printf(m, "kfdpool-imported:\t%llu\n", st->imported_bytes);
+	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st->fd_imported_bytes);
+	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st->fd_imports);
+	kfree(st);
+}
+
+const struct file_operations kfdpool_pool_fops = {
+	.owner = THIS_MODULE,
+	.release = kfdpool_pool_file_release,
+	.unlocked_ioctl = kfdpool_pool_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.show_fdinfo = kfdpool_pool_show_fdinfo,
+#ifdef KFDPOOL_HAVE_URING
+	.uring_cmd = kfdpool_uring_cmd,
+#endif
+};
