@@ -35,6 +35,13 @@
 #define FZ_RECS 16
 #define FZ_PAGE 4096
 #define FZ_BATCH_BYTES (KFDPOOL_BATCH_MAX * 128)
+/*
+ * Inaccessible space after the batch buffer.  The kernel walks a batch at
+ * stride elem_size; a stride past this would land in our other mappings
+ * and have the kernel write (and install fds) there, so batches are kept
+ * inside buffer + guard.
+ */
+#define FZ_BATCH_GUARD (64ull << 20)
 
 /* What every fuzzer starts from; made before the fork, inherited. */
 struct fz_env {
@@ -70,6 +77,9 @@ struct fz_thread {
 	unsigned char *ro;	/* a read-only page */
 	unsigned char *batch;	/* FZ_BATCH_BYTES, then a guard page */
 	unsigned int pidx;	/* the pool the current call is aimed at */
+	/* The last successful calls, to tell where a leaked fd came from. */
+	struct { uint32_t cmd; int fd; long ret; int uring; } trace[64];
+	unsigned int ntrace;
 	struct kfdpool_record recs[FZ_POOLS][FZ_RECS];	/* learnt */
 	uint32_t entries[FZ_POOLS][FZ_RECS];
 };
@@ -209,6 +219,33 @@ static size_t fz_elem_size(unsigned int nr)
 	default:
 		return sizeof(struct kfdpool_release);
 	}
+}
+
+/*
+ * Keep the kernel's walk of a batch whose header is at @p inside our buffer
+ * and its guard (see FZ_BATCH_GUARD), whatever the mutations did.
+ */
+static void fz_batch_clamp(struct fz_thread *t, unsigned int cmd, void *p)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	struct kfdpool_batch b;
+	uint64_t lo = (uintptr_t)t->batch;
+
+	if (_IOC_TYPE(cmd) != KFDPOOL_IOC_MAGIC ||
+	    nr < _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH) ||
+	    nr > _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH))
+		return;
+	memcpy(&b, p, sizeof(b));
+	if (b.ops >= lo && b.ops < lo + FZ_BATCH_BYTES + FZ_BATCH_GUARD) {
+		if ((b.ops - lo) + (uint64_t)b.count * b.elem_size >
+		    FZ_BATCH_BYTES + FZ_BATCH_GUARD)
+			b.count = b.elem_size ? (FZ_BATCH_BYTES +
+				  FZ_BATCH_GUARD) / b.elem_size ?: 1 : 1;
+	} else if (b.ops < 0x800000000000ull && b.ops >= 65536) {
+		/* Somewhere else in our address space: not there. */
+		b.ops = (uintptr_t)t->env->unmapped;
+	}
+	memcpy(p, &b, sizeof(b));
 }
 
 /* Fill t->batch with elements of @nr; returns the batch header to use. */
@@ -503,6 +540,17 @@ static void fz_count(struct fz_thread *t, long ret, int err)
 		__atomic_add_fetch(&t->st->errnos[err], 1, __ATOMIC_RELAXED);
 }
 
+static void fz_trace(struct fz_thread *t, uint32_t cmd, int fd, long ret,
+		     int uring)
+{
+	unsigned int i = t->ntrace++ % 64;
+
+	t->trace[i].cmd = cmd;
+	t->trace[i].fd = fd;
+	t->trace[i].ret = ret;
+	t->trace[i].uring = uring;
+}
+
 static void fz_one_ioctl(struct fz_thread *t)
 {
 	const struct fz_cmd *c = &fz_cmds[rel_below(&t->seed, FZ_NCMDS)];
@@ -555,6 +603,7 @@ static void fz_one_ioctl(struct fz_thread *t)
 
 	fz_template(t, c, buf);
 	fz_mutate(t, buf, c->size);
+	fz_batch_clamp(t, cmd, buf);
 	switch (rel_below(&t->seed, 30)) {
 	case 0:
 		arg = 0;
@@ -569,7 +618,7 @@ static void fz_one_ioctl(struct fz_thread *t)
 		memcpy(t->ro, buf, c->size);
 		mprotect(t->ro, FZ_PAGE, PROT_READ);
 		arg = (uintptr_t)t->ro;
-		buf = NULL;
+		buf = t->ro;	/* _IOW batches still run: reap their fds */
 		break;
 	case 3:	/* misaligned (and still ours to read back) */
 		arg = 1 + rel_below(&t->seed, 7);
@@ -594,6 +643,7 @@ static void fz_one_ioctl(struct fz_thread *t)
 	err = errno;
 	fz_count(t, ret, err);
 	if (ret >= 0) {
+		fz_trace(t, cmd, fd, ret, 0);
 		fz_reap(t, cmd, ret, buf);
 		if (buf && cmd == c->cmd && fd != t->env->ctl)
 			fz_learn(t, cmd, buf);
@@ -658,6 +708,7 @@ static void fz_one_uring(struct fz_thread *t)
 		op = rel_below(&t->seed, 2) ? (uint32_t)rel_rand(&t->seed) :
 		     _IOC(rel_below(&t->seed, 4), KFDPOOL_IOC_MAGIC,
 			  rel_below(&t->seed, 256), rel_below(&t->seed, 128));
+	fz_batch_clamp(t, op, payload);
 
 	ret = rel_uring_cmd(&t->ring, fd, op, payload, sizeof(payload), &res);
 	__atomic_add_fetch(&t->st->uring, 1, __ATOMIC_RELAXED);
@@ -669,6 +720,7 @@ static void fz_one_uring(struct fz_thread *t)
 	if (res < 0)
 		return;
 	__atomic_add_fetch(&t->st->uring_ok, 1, __ATOMIC_RELAXED);
+	fz_trace(t, op, fd, res, 1);
 	if (op == KFDPOOL_URING_IMPORT && res > 0)
 		fz_close(t, res);
 	else if (op == KFDPOOL_IOC_IMPORT_BATCH)
@@ -692,17 +744,24 @@ static void *fz_thread_main(void *arg)
 	return NULL;
 }
 
-static void *fz_map(size_t len, int prot)
+/* @len bytes with @prot, followed by @guard inaccessible bytes. */
+static void *fz_map_guard(size_t len, int prot, size_t guard)
 {
-	unsigned char *p = mmap(NULL, len + FZ_PAGE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p = mmap(NULL, len + guard, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				-1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	mprotect(p + len, FZ_PAGE, PROT_NONE);	/* guard page */
+	mprotect(p + len, guard, PROT_NONE);
 	if (prot != (PROT_READ | PROT_WRITE))
 		mprotect(p, len, prot);
 	return p;
+}
+
+static void *fz_map(size_t len, int prot)
+{
+	return fz_map_guard(len, prot, FZ_PAGE);
 }
 
 /* Say what the fds this process did not open itself are. */
@@ -727,6 +786,16 @@ static void fz_dump_fds(struct fz_env *env, struct fz_thread *th)
 		n = readlink(path, target, sizeof(target) - 1);
 		target[n > 0 ? n : 0] = 0;
 		fprintf(stderr, "# leaked fd %d: %s\n", fd, target);
+		for (i = 0; i < FZ_THREADS * 64; i++) {
+			struct fz_thread *x = &th[i / 64];
+			unsigned int k = i % 64;
+
+			if (k < x->ntrace)
+				fprintf(stderr, "#   thread %d: %s 0x%x on fd %d: %ld\n",
+					i / 64, x->trace[k].uring ? "uring" : "ioctl",
+					x->trace[k].cmd, x->trace[k].fd,
+					x->trace[k].ret);
+		}
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 		f = fopen(path, "re");
 		while (f && fgets(line, sizeof(line), f))
@@ -757,7 +826,8 @@ static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
 		t->calls = calls / FZ_THREADS;
 		t->arena = fz_map(2 * FZ_PAGE, PROT_READ | PROT_WRITE);
 		t->ro = fz_map(FZ_PAGE, PROT_READ);
-		t->batch = fz_map(FZ_BATCH_BYTES, PROT_READ | PROT_WRITE);
+		t->batch = fz_map_guard(FZ_BATCH_BYTES, PROT_READ | PROT_WRITE,
+					FZ_BATCH_GUARD);
 		if (!t->arena || !t->ro || !t->batch)
 			return 2;
 		t->have_ring = !rel_ring_init(&t->ring, 8, IORING_SETUP_SQE128);
