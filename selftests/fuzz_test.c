@@ -64,6 +64,7 @@ struct fz_stats {
 		imports;
 	uint64_t errnos[160];
 	uint64_t fd_leaks;
+	uint64_t uring_lost;
 };
 
 struct fz_thread {
@@ -712,6 +713,17 @@ static void fz_one_uring(struct fz_thread *t)
 
 	ret = rel_uring_cmd(&t->ring, fd, op, payload, sizeof(payload), &res);
 	__atomic_add_fetch(&t->st->uring, 1, __ATOMIC_RELAXED);
+	if (ret == -ETIME) {
+		unsigned int i;
+
+		/* Never completed: say what it was (the seed replays it). */
+		__atomic_add_fetch(&t->st->uring_lost, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "# lost io_uring command 0x%x on fd %d, payload:",
+			op, fd);
+		for (i = 0; i < sizeof(payload); i++)
+			fprintf(stderr, " %02x", payload[i]);
+		fprintf(stderr, "\n");
+	}
 	if (ret) {
 		fz_count(t, -1, -ret);
 		return;
@@ -1047,6 +1059,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	}
 	fz_print(_metadata, self->st);
 	EXPECT_EQ(0, self->st->fd_leaks);
+	EXPECT_EQ(0, self->st->uring_lost);
 	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->calls);
 
 	/* Every pool's figures still add up, on every fd, in every view. */

@@ -572,6 +572,7 @@ static inline int rel_module_reload(const char **what)
 
 struct rel_ring {
 	int fd;
+	uint64_t seq;
 	unsigned int entries;
 	void *sq_ptr, *cq_ptr;
 	size_t sq_len, cq_len, sqes_len;
@@ -629,44 +630,66 @@ static inline void rel_ring_exit(struct rel_ring *r)
 	r->fd = -1;
 }
 
+/* Seconds a command may take before rel_uring_cmd() calls it lost. */
+#define REL_URING_WAIT 60
+
 /*
  * Submit one IORING_OP_URING_CMD on @fd with @cmd_op and @payload (up to
  * 80 bytes) and wait for its completion.  Returns 0 and the CQE's res in
- * @res, or -errno when io_uring itself refused.
+ * @res, or -errno when io_uring itself refused, or -ETIME when no
+ * completion came within REL_URING_WAIT seconds (a lost command: the
+ * caller reports it rather than hang the whole run).
  */
 static inline int rel_uring_cmd(struct rel_ring *r, int fd, uint32_t cmd_op,
 				const void *payload, size_t len, int *res)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
 	struct io_uring_sqe *sqe = (void *)(r->sqes + idx * 128);
+	struct __kernel_timespec ts = { .tv_sec = REL_URING_WAIT };
+	struct io_uring_getevents_arg ga = { .ts = (uintptr_t)&ts };
+	uint64_t tag = ++r->seq;
 	struct io_uring_cqe *cqe;
-	int ret;
+	int ret, submitted = 0;
 
 	memset(sqe, 0, 128);
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = fd;
 	sqe->cmd_op = cmd_op;
-	sqe->user_data = 0x6b6670;
+	sqe->user_data = tag;
 	memcpy(sqe->cmd, payload, len > 80 ? 80 : len);
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 
-	ret = syscall(__NR_io_uring_enter, r->fd, 1, 1,
-		      IORING_ENTER_GETEVENTS, NULL, 0);
-	if (ret < 0) {
-		ret = -errno;
-		/* Not consumed (head did not move): take the SQE back. */
-		if (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) == tail)
-			__atomic_store_n(r->sq_tail, tail, __ATOMIC_RELEASE);
-		return ret;
+	for (;;) {
+		/* Our CQE, skipping any stale one a failed wait left. */
+		head = *r->cq_head;
+		while (head != __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE)) {
+			cqe = &r->cqes[head & *r->cq_mask];
+			__atomic_store_n(r->cq_head, ++head, __ATOMIC_RELEASE);
+			if (cqe->user_data == tag) {
+				*res = cqe->res;
+				return 0;
+			}
+		}
+		ret = syscall(__NR_io_uring_enter, r->fd, submitted ? 0 : 1, 1,
+			      IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			      &ga, sizeof(ga));
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0 && errno == ETIME)
+			return -ETIME;
+		if (ret < 0 && !submitted) {
+			ret = -errno;
+			/* Not consumed (head did not move): take it back. */
+			if (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) == tail)
+				__atomic_store_n(r->sq_tail, tail,
+						 __ATOMIC_RELEASE);
+			return ret;
+		}
+		if (ret < 0)
+			return -errno;
+		submitted = 1;
 	}
-	head = *r->cq_head;
-	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		return -EAGAIN;
-	cqe = &r->cqes[head & *r->cq_mask];
-	*res = cqe->res;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return 0;
 }
 
 #endif /* KFDPOOL_RELIABILITY_H */
