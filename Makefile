@@ -8,6 +8,7 @@
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"
+#   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make deps             install the Debian packages all of this needs
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -25,8 +26,8 @@ CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch unit clean \
-	install uninstall
+.PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
+	bench bench-progs tools
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -42,7 +43,7 @@ modules: $(KOUT)/gen/kfdpool_features.h
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
-	@echo "built $(KOUT)/kfdpool.ko"
+	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
 $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
 	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
@@ -50,6 +51,7 @@ $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
 -include $(SRC)/packaging/install.mk
+include $(SRC)/bench/build.mk
 
 deps:
 	$(SRC)/tools/deps
@@ -67,7 +69,7 @@ checkpatch: ksft
 		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 
-demo: lib selftests
+demo:
 	$(SRC)/tools/demo
 
 check:

@@ -175,7 +175,9 @@ out:
  * @pf: the importing pool file
  * @entry: a live entry of its pool
  *
- * pool->lock held.  Return: 0 or -ENOMEM, -EOVERFLOW.
+ * pool->lock held.
+ *
+ * Return: 0, -ENOMEM, or -EOVERFLOW past INT_MAX imports.
  */
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry)
 {

@@ -42,6 +42,9 @@
 /* Live records one pool may hold: bounds the kernel memory a pool can use. */
 #define KFDPOOL_MAX_RECORDS	BIT(20)
 
+/* Bytes of a record's nonce. */
+#define KFDPOOL_NONCE_LEN	16
+
 /* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
 #define KFDPOOL_DMABUF_HASH_BITS	8
 
@@ -170,7 +173,7 @@ struct kfdpool_rec {
 	struct kfdpool_entry *entry;
 	u64 offset;
 	u64 size;
-	u8 nonce[16];
+	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct list_head node;
 };
 

@@ -54,7 +54,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	unsigned int in_size, out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
 	struct kfdpool_fd_out fdo;
-	char stack[128];
+	char stack[192];	/* every struct of ABI 1 fits (stats: 168) */
 	char *kdata;
 	long ret;
 

@@ -121,24 +121,34 @@ static int kfdpool_uring_batch(struct kfdpool_file *pf, unsigned int cmd_op,
 	return kfdpool_batch(pf, _IOC_NR(cmd_op), &b);
 }
 
-/**
- * kfdpool_uring_cmd() - file_operations.uring_cmd of pool files
- * @cmd: the command; its payload is in the SQE, which user space may still
- *	write, so each handler takes one copy before looking at it
- * @issue_flags: IO_URING_F_*
- *
- * Return: the CQE's res.
+/*
+ * The io_uring of 6.1 (the one with the command API in <linux/io_uring.h>)
+ * completes a positive result returned from ->uring_cmd only when the
+ * command was issued inline: issued from an io-wq worker, the request is
+ * never completed.  There, complete positive results (fds, batch counts)
+ * with io_uring_cmd_done() and tell io_uring the command is queued, as
+ * drivers completing asynchronously do.
  */
-int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+static int kfdpool_uring_result(struct io_uring_cmd *cmd, int ret,
+				unsigned int issue_flags)
+{
+#ifdef KFDPOOL_HAVE_URING_CMD_LEGACY
+	if (ret > 0) {
+#ifdef KFDPOOL_HAVE_URING_CMD_DONE4
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+#else
+		io_uring_cmd_done(cmd, ret, 0);
+#endif
+		return -EIOCBQUEUED;
+	}
+#endif
+	return ret;
+}
+
+static int kfdpool_uring_issue(struct io_uring_cmd *cmd, bool nonblock)
 {
 	struct kfdpool_file *pf = cmd->file->private_data;
-	bool nonblock = issue_flags & IO_URING_F_NONBLOCK;
-	const void *payload;
-
-	/* Only a 128-byte SQE has room for a record. */
-	if (!(issue_flags & IO_URING_F_SQE128))
-		return -EINVAL;
-	payload = kfdpool_uring_payload(cmd);
+	const void *payload = kfdpool_uring_payload(cmd);
 
 	switch (cmd->cmd_op) {
 	case KFDPOOL_URING_EXPORT:
@@ -157,5 +167,22 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	default:
 		return -ENOTTY;
 	}
+}
+
+/**
+ * kfdpool_uring_cmd() - file_operations.uring_cmd of pool files
+ * @cmd: the command; its payload is in the SQE, which user space may still
+ *	write, so each handler takes one copy before looking at it
+ * @issue_flags: IO_URING_F_*
+ *
+ * Return: the CQE's res.
+ */
+int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	/* Only a 128-byte SQE has room for a record. */
+	if (!(issue_flags & IO_URING_F_SQE128))
+		return -EINVAL;
+	return kfdpool_uring_result(cmd, kfdpool_uring_issue(cmd,
+				    issue_flags & IO_URING_F_NONBLOCK), issue_flags);
 }
 #endif /* KFDPOOL_HAVE_URING */

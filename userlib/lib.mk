@@ -30,3 +30,10 @@ PREFIX ?= /usr/local
 $(LIBDIR_OUT)/kfdpool.pc: $(SRC)/userlib/kfdpool.pc.in
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' $< > $@
+
+# kfdpool-query, a small tool over the library.
+tools: $(BUILD)/bin/kfdpool-query
+$(BUILD)/bin/kfdpool-query: $(SRC)/tools/query.c $(LIBDIR_OUT)/libkfdpool.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -o $@ $< -L$(LIBDIR_OUT) \
+		-Wl,-rpath,$(LIBDIR_OUT) -lkfdpool

@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Included from the top-level Makefile: the benchmark programs.
+
+BENCH_PROGS := $(patsubst $(SRC)/bench/%.c,$(BUILD)/bin/%,$(wildcard $(SRC)/bench/*_bench.c))
+
+bench-progs: $(BENCH_PROGS)
+$(BUILD)/bin/%_bench: $(SRC)/bench/%_bench.c $(SRC)/bench/bench.h $(SRC)/uapi/linux/kfdpool.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE -I$(SRC)/uapi -o $@ $< -luring
+
+bench: bench-progs
+	$(SRC)/tools/bench

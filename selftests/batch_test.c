@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Batch ioctls: EXPORT, REVOKE, IMPORT and RELEASE over arrays with a
+ * status per element; sizes, mixed elements, permissions, faults.
+ */
+#include <sys/resource.h>
+
+#include "kselftest_harness.h"
+#include "kfdpool_util.h"
+
+#define SZ	(64 * 1024)
+
+FIXTURE(batch) {
+	int pool;
+	int imp;
+	int buf[2];
+	int entry[2];
+	int baseline;
+};
+
+FIXTURE_SETUP(batch)
+{
+	int i;
+
+	self->pool = -1;
+	self->imp = -1;
+	self->buf[0] = self->buf[1] = -1;
+	self->baseline = kfd_dmabuf_count_now();
+	self->pool = kfd_pool_new("batch_test");
+	if (self->pool < 0)
+		SKIP(return, "no pool: %s", strerror(-self->pool));
+	self->imp = kfd_pool_export(self->pool);
+	ASSERT_LE(0, self->imp);
+	for (i = 0; i < 2; i++) {
+		self->buf[i] = kfd_dmabuf_new(SZ);
+		if (self->buf[i] < 0)
+			SKIP(return, "no dma-buf exporter: %s",
+			     strerror(-self->buf[i]));
+		self->entry[i] = kfd_pin(self->pool, self->buf[i], 0xb0 + i);
+		ASSERT_LT(0, self->entry[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (self->buf[i] >= 0)
+			close(self->buf[i]);
+	if (self->imp >= 0)
+		close(self->imp);
+	if (self->pool >= 0)
+		close(self->pool);
+	if (self->baseline >= 0)
+		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+}
+
+static int batch(int fd, unsigned long cmd, void *ops, __u32 count,
+		 __u32 elem_size)
+{
+	struct kfdpool_batch b = {};
+	int ret;
+
+	b.ops = (uintptr_t)ops;
+	b.count = count;
+	b.elem_size = elem_size;
+	ret = ioctl(fd, cmd, &b);
+	return ret < 0 ? -errno : ret;
+}
+
+/* Export @n records of entry @e, 1 page each (wrapping in the entry). */
+static int export_n(int pool, __u32 e, struct kfdpool_record *rec, int n)
+{
+	struct kfdpool_export *ex = calloc(n, sizeof(*ex));
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ex[i].entry_id = e;
+		ex[i].offset = (i % (SZ / 4096)) * 4096;
+		ex[i].size = 4096;
+		ex[i].status = 99;
+	}
+	ret = batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex, n, sizeof(*ex));
+	for (i = 0; i < n && ret == n; i++) {
+		if (ex[i].status) {
+			ret = ex[i].status;
+			break;
+		}
+		rec[i] = ex[i].record;
+	}
+	free(ex);
+	return ret;
+}
+
+TEST_F(batch, all_commands)
+{
+	struct kfdpool_record rec[16];
+	struct kfdpool_import im[16];
+	struct kfdpool_release rel[16];
+	struct kfdpool_revoke rv[16];
+	struct kfdpool_pool_stats st;
+	int i;
+
+	ASSERT_EQ(16, export_n(self->pool, self->entry[0], rec, 16));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(16, st.records);
+	EXPECT_EQ(16 * 4096, st.used_bytes);
+
+	memset(im, 0, sizeof(im));
+	for (i = 0; i < 16; i++) {
+		im[i].record = rec[i];
+		im[i].status = 99;
+	}
+	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+			    sizeof(im[0])));
+	for (i = 0; i < 16; i++) {
+		EXPECT_EQ(0, im[i].status);
+		EXPECT_LE(0, im[i].fd);
+		EXPECT_TRUE(kfd_cloexec(im[i].fd));
+		EXPECT_EQ(SZ, kfd_dmabuf_size(im[i].fd));
+		EXPECT_EQ(rec[i].offset, im[i].offset);
+		EXPECT_EQ(0xb0, im[i].cookie);
+		close(im[i].fd);
+	}
+	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	EXPECT_EQ(1, st.fd_imports);
+
+	/* Validate-only in a batch. */
+	for (i = 0; i < 16; i++) {
+		im[i].flags = KFDPOOL_IMPORT_VALIDATE;
+		im[i].fd = 77;
+	}
+	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+			    sizeof(im[0])));
+	for (i = 0; i < 16; i++) {
+		EXPECT_EQ(0, im[i].status);
+		EXPECT_EQ(-1, im[i].fd);
+	}
+
+	memset(rel, 0, sizeof(rel));
+	for (i = 0; i < 16; i++)
+		rel[i].entry_id = self->entry[0];
+	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+			    sizeof(rel[0])));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(0, rel[i].status);
+	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+			    sizeof(rel[0])));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(-ENOENT, rel[i].status);
+	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+
+	memset(rv, 0, sizeof(rv));
+	for (i = 0; i < 16; i++)
+		rv[i].record = rec[i];
+	ASSERT_EQ(16, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+			    sizeof(rv[0])));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(0, rv[i].status);
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(0, st.records);
+	EXPECT_EQ(0, st.used_bytes);
+	ASSERT_EQ(16, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+			    sizeof(rv[0])));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(-ENOENT, rv[i].status);
+}
+
+/* Good and bad elements in one batch: each gets its own status. */
+TEST_F(batch, mixed_elements)
+{
+	struct kfdpool_export ex[6];
+	struct kfdpool_import im[6];
+	struct kfdpool_revoke rv[4];
+	struct kfdpool_record good;
+	int i;
+
+	memset(ex, 0, sizeof(ex));
+	ex[0].entry_id = self->entry[0];	ex[0].size = 4096;
+	ex[1].entry_id = self->entry[0];	ex[1].size = 0;
+	ex[2].entry_id = 9999;			ex[2].size = 1;
+	ex[3].entry_id = self->entry[1];	ex[3].size = 1;
+	ex[3].flags = 1;
+	ex[4].entry_id = self->entry[1];	ex[4].size = SZ + 1;
+	ex[5].entry_id = self->entry[1];	ex[5].size = SZ;
+	ASSERT_EQ(6, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 6,
+			   sizeof(ex[0])));
+	EXPECT_EQ(0, ex[0].status);
+	EXPECT_EQ(-EINVAL, ex[1].status);
+	EXPECT_EQ(-ENOENT, ex[2].status);
+	EXPECT_EQ(-EINVAL, ex[3].status);
+	EXPECT_EQ(-EINVAL, ex[4].status);
+	EXPECT_EQ(0, ex[5].status);
+	good = ex[0].record;
+
+	memset(im, 0, sizeof(im));
+	for (i = 0; i < 6; i++)
+		im[i].record = good;
+	im[1].record.magic = 0;			/* -EINVAL */
+	im[2].record.pool_id[0] ^= 1;		/* -EXDEV */
+	im[3].record.nonce[0] ^= 1;		/* -ENOENT */
+	im[4].record.generation ^= 1;		/* -ESTALE */
+	im[5].flags = 4;			/* -EINVAL */
+	ASSERT_EQ(6, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
+			   sizeof(im[0])));
+	EXPECT_EQ(0, im[0].status);
+	EXPECT_LE(0, im[0].fd);
+	EXPECT_EQ(-EINVAL, im[1].status);
+	EXPECT_EQ(-EXDEV, im[2].status);
+	EXPECT_EQ(-ENOENT, im[3].status);
+	EXPECT_EQ(-ESTALE, im[4].status);
+	EXPECT_EQ(-EINVAL, im[5].status);
+	for (i = 1; i < 6; i++)
+		EXPECT_EQ(-1, im[i].fd);
+	close(im[0].fd);
+
+	memset(rv, 0, sizeof(rv));
+	rv[0].record = good;
+	rv[1].record = good;			/* revoked by [0]: -ENOENT */
+	rv[2].record = ex[5].record;
+	rv[2].flags = 1;			/* -EINVAL */
+	rv[3].record = ex[5].record;
+	ASSERT_EQ(4, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 4,
+			   sizeof(rv[0])));
+	EXPECT_EQ(0, rv[0].status);
+	EXPECT_EQ(-ENOENT, rv[1].status);
+	EXPECT_EQ(-EINVAL, rv[2].status);
+	EXPECT_EQ(0, rv[3].status);
+}
+
+TEST_F_TIMEOUT(batch, sizes, 300)
+{
+	static const int counts[] = { 1, 2, 64, KFDPOOL_BATCH_MAX };
+	struct kfdpool_record *rec = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rec));
+	struct kfdpool_release *rel;
+	struct kfdpool_import *im;
+	struct kfdpool_revoke *rv;
+	struct kfdpool_pool_stats st;
+	unsigned int k;
+	int i;
+
+	/* A full batch of imports hands out 4096 fds at once. */
+	{
+		struct rlimit rl = { KFDPOOL_BATCH_MAX + 256,
+				     KFDPOOL_BATCH_MAX + 256 };
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < KFDPOOL_BATCH_MAX + 256) {
+			rl.rlim_cur = KFDPOOL_BATCH_MAX + 256;
+			if (rl.rlim_max < rl.rlim_cur)
+				rl.rlim_max = rl.rlim_cur;
+			ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+		}
+	}
+	im = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*im));
+	rv = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rv));
+	rel = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rel));
+	ASSERT_NE(NULL, rec);
+	for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		int n = counts[k], bad = 0, fds = 0;
+
+		ASSERT_EQ(n, export_n(self->pool, self->entry[k & 1], rec, n));
+		memset(im, 0, n * sizeof(*im));
+		for (i = 0; i < n; i++)
+			im[i].record = rec[i];
+		ASSERT_EQ(n, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, n,
+				   sizeof(*im)));
+		for (i = 0; i < n; i++) {
+			bad += im[i].status != 0;
+			fds += im[i].fd >= 0;
+			if (im[i].fd >= 0)
+				close(im[i].fd);
+		}
+		EXPECT_EQ(0, bad);
+		EXPECT_EQ(n, fds);
+		memset(rel, 0, n * sizeof(*rel));
+		for (i = 0; i < n; i++)
+			rel[i].entry_id = self->entry[k & 1];
+		ASSERT_EQ(n, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
+				   n, sizeof(*rel)));
+		memset(rv, 0, n * sizeof(*rv));
+		for (i = 0; i < n; i++)
+			rv[i].record = rec[i];
+		ASSERT_EQ(n, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, n,
+				   sizeof(*rv)));
+		for (i = 0; i < n; i++) {
+			bad += rel[i].status != 0;
+			bad += rv[i].status != 0;
+		}
+		EXPECT_EQ(0, bad);
+		ASSERT_EQ(0, kfd_stats(self->pool, &st));
+		EXPECT_EQ(0, st.records);
+		EXPECT_EQ(0, st.imported_bytes);
+		TH_LOG("batch of %d: ok", n);
+	}
+	/* Max + 1 and 0 are refused as a whole; nothing happens. */
+	EXPECT_EQ(-EINVAL, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im,
+				 KFDPOOL_BATCH_MAX + 1, sizeof(*im)));
+	EXPECT_EQ(-EINVAL, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, im,
+				 KFDPOOL_BATCH_MAX + 1,
+				 sizeof(struct kfdpool_export)));
+	EXPECT_EQ(-EINVAL, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
+				 0, sizeof(*rel)));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(0, st.records);
+	free(rec);
+	free(im);
+	free(rv);
+	free(rel);
+}
+
+TEST_F(batch, descriptor_bad_args)
+{
+	struct kfdpool_release rel[2] = {};
+	struct kfdpool_batch b = {};
+
+	b.ops = (uintptr_t)rel;
+	b.count = 1;
+	b.elem_size = sizeof(rel[0]);
+	b.flags = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	b.flags = 0;
+	b.pad = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	b.pad = 0;
+	b.elem_size = sizeof(rel[0]) - 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	b.elem_size = 0;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	b.elem_size = sizeof(rel[0]);
+	EXPECT_EQ(1, ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-ENOENT, rel[0].status);
+	/* A bad array: -EFAULT, nothing processed. */
+	b.ops = 16;
+	EXPECT_EQ(-EFAULT, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	/* Wrong direction of a batch number. */
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->imp, _IOWR(KFDPOOL_IOC_MAGIC, 0x1b,
+						      struct kfdpool_batch),
+				     &b));
+}
+
+/* Elements larger than the kernel's: tails are left alone. */
+TEST_F(batch, larger_elements)
+{
+	struct big {
+		struct kfdpool_export e;
+		__u64 future[3];
+	} ex[3];
+	int i;
+
+	memset(ex, 0, sizeof(ex));
+	for (i = 0; i < 3; i++) {
+		ex[i].e.entry_id = self->entry[0];
+		ex[i].e.size = 4096;
+		ex[i].future[0] = 0xabc0 + i;
+	}
+	ASSERT_EQ(3, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
+			   sizeof(ex[0])));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, ex[i].e.status);
+		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, ex[i].e.record.magic);
+		EXPECT_EQ(0xabc0 + i, ex[i].future[0]);
+		EXPECT_EQ(0, kfd_import(self->imp, &ex[i].e.record,
+					0, NULL));
+	}
+}
+
+TEST_F(batch, import_fd_owner_only)
+{
+	struct kfdpool_export ex[2] = {};
+	struct kfdpool_revoke rv[2] = {};
+	struct kfdpool_pool_stats st;
+
+	ex[0].entry_id = self->entry[0];
+	ex[0].size = 1;
+	ex[1] = ex[0];
+	EXPECT_EQ(-EPERM, batch(self->imp, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
+				sizeof(ex[0])));
+	EXPECT_EQ(0, ex[0].status);	/* not touched */
+	ASSERT_EQ(2, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
+			   sizeof(ex[0])));
+	rv[0].record = ex[0].record;
+	rv[1].record = ex[1].record;
+	EXPECT_EQ(-EPERM, batch(self->imp, KFDPOOL_IOC_REVOKE_BATCH, rv, 2,
+				sizeof(rv[0])));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(2, st.records);
+}
+
+/*
+ * An array that ends in an unmapped page: the elements before it are
+ * processed (and their fds installed), the call returns how many.
+ */
+TEST_F(batch, partial_fault)
+{
+	long pg = kfd_page_size();
+	struct kfdpool_import *im;
+	struct kfdpool_record r;
+	struct kfdpool_pool_stats st;
+	char *map;
+	int n, i, ret;
+
+	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + pg, pg));
+	n = pg / sizeof(*im);
+	im = (struct kfdpool_import *)(map + pg) - n;
+	memset(im, 0, n * sizeof(*im));
+	for (i = 0; i < n; i++)
+		im[i].record = r;
+	ret = batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, n + 5,
+		    sizeof(*im));
+	EXPECT_EQ(n, ret);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, im[i].status);
+		EXPECT_TRUE(kfd_cloexec(im[i].fd));
+		close(im[i].fd);
+	}
+	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	EXPECT_EQ(1, st.fd_imports);
+	/* Every import was counted: n releases succeed, one more fails. */
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, kfd_release(self->imp, self->entry[0]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[0]));
+	munmap(map, pg);
+}
+
+/* Elements that can be read but not written back: the fd never appears. */
+TEST_F(batch, readonly_elements)
+{
+	struct kfdpool_import *im;
+	struct kfdpool_record r;
+	struct kfdpool_pool_stats st;
+	int fd;
+
+	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	im = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, im);
+	memset(im, 0, 2 * sizeof(*im));
+	im[0].record = r;
+	im[1].record = r;
+	ASSERT_EQ(0, mprotect(im, 4096, PROT_READ));
+	fd = dup(0);
+	close(fd);
+	EXPECT_EQ(-EFAULT, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 2,
+				 sizeof(*im)));
+	EXPECT_EQ(fd, dup(0));
+	close(fd);
+	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	munmap(im, 4096);
+}
+
+/* Running out of fds fails the elements that need one, not the batch. */
+TEST_F(batch, emfile_elements)
+{
+	struct kfdpool_import im[8];
+	struct kfdpool_record r;
+	struct kfdpool_pool_stats st;
+	struct rlimit rl, old;
+	int i, fd, ok = 0, emfile = 0, room;
+
+	ASSERT_EQ(0, kfd_export(self->pool, self->entry[1], 0, 4096, &r));
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	fd = dup(0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	rl = old;
+	rl.rlim_cur = fd + 3;	/* fds below fd + 3 that are free: room */
+	for (i = fd, room = 0; i < fd + 3; i++)
+		room += fcntl(i, F_GETFD) < 0;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	memset(im, 0, sizeof(im));
+	for (i = 0; i < 8; i++)
+		im[i].record = r;
+	EXPECT_EQ(8, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 8,
+			   sizeof(im[0])));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	for (i = 0; i < 8; i++) {
+		ok += !im[i].status && im[i].fd >= 0;
+		emfile += im[i].status == -EMFILE && im[i].fd == -1;
+		if (im[i].fd >= 0)
+			close(im[i].fd);
+	}
+	EXPECT_LT(0, room);
+	EXPECT_EQ(room, ok);
+	EXPECT_EQ(8 - room, emfile);
+	/* Exactly those that succeeded were counted. */
+	for (i = 0; i < room; i++)
+		EXPECT_EQ(0, kfd_release(self->imp, self->entry[1]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[1]));
+	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+}
+
+TEST_HARNESS_MAIN

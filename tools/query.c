@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/* kfdpool-query: print the loaded module's ABI version, features and limits. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kfdpool.h>
+
+static void limit(const char *what, unsigned long long v)
+{
+	if (v)
+		printf("%-22s %llu bytes\n", what, v);
+	else
+		printf("%-22s none\n", what);
+}
+
+int main(void)
+{
+	struct kfdpool_query q;
+	int fd, ret;
+
+	fd = kfdpool_open();
+	if (fd < 0) {
+		fprintf(stderr, "kfdpool-query: %s: %s\n", KFDPOOL_DEVICE_PATH,
+			strerror(-fd));
+		return 1;
+	}
+	ret = kfdpool_query(fd, &q);
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "kfdpool-query: query: %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("%-22s %u\n", "abi version", q.abi_version);
+	printf("%-22s%s%s%s\n", "features",
+	       q.features & KFDPOOL_FEATURE_BATCH ? " batch" : "",
+	       q.features & KFDPOOL_FEATURE_URING_CMD ? " uring_cmd" : "",
+	       q.features & KFDPOOL_FEATURE_POOL_HANDLE ? " pool-handle" : "");
+	limit("global limit", q.global_limit);
+	limit("per-user limit", q.user_limit);
+	limit("default pool limit", q.default_pool_limit);
+	printf("%-22s %u\n", "entries per pool", q.max_entries);
+	printf("%-22s %u\n", "batch maximum", q.max_batch);
+	printf("%-22s %llu bytes\n", "pinned now (all)",
+	       (unsigned long long)q.global_pinned);
+	return 0;
+}
