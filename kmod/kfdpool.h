@@ -20,6 +20,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/siphash.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
@@ -39,8 +40,6 @@
 #define KFDPOOL_HAVE_URING	1
 #endif
 
-/* Live records one pool may hold: bounds the kernel memory a pool can use. */
-#define KFDPOOL_MAX_RECORDS	BIT(20)
 
 /* Bytes of a record's nonce. */
 #define KFDPOOL_NONCE_LEN	16
@@ -85,6 +84,8 @@ struct kfdpool_user;
  * @nr_draining: draining entries
  * @nr_records: live records
  * @nr_import_fds: open import-mode files
+ * @handle_key: key of the MACs that are the secrets of the pool's handles
+ *	(handle.c); replaced by HANDLE_ROTATE
  */
 struct kfdpool_pool {
 	struct kref ref;
@@ -115,6 +116,7 @@ struct kfdpool_pool {
 	u32 nr_draining;
 	u32 nr_records;
 	u32 nr_import_fds;
+	siphash_key_t handle_key[2];
 };
 
 /**
@@ -239,6 +241,8 @@ long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 struct file *kfdpool_pool_fget(int fd);
+int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
+			 struct kfdpool_fd_out *fdo);
 int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock);
 unsigned int kfdpool_nr_pools(void);
 
@@ -297,6 +301,15 @@ void kfdpool_user_put(struct kfdpool_user *user);
 int kfdpool_charge(struct kfdpool_user *user, u64 size);
 void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
 void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+
+/* handle.c */
+void kfdpool_handle_key_init(struct kfdpool_pool *pool);
+long kfdpool_ioctl_handle_export(struct file *file, void *data,
+				 struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
+				 struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
+				      struct kfdpool_fd_out *fdo);
 
 /* debugfs.c */
 void kfdpool_debugfs_init(void);

@@ -146,7 +146,7 @@ static long kfdpool_query(struct file *file, void *data,
 		return -EINVAL;
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
-	q->features = KFDPOOL_FEATURE_BATCH;
+	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
@@ -167,6 +167,10 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_CREATE,
 			      sizeof(struct kfdpool_pool_create),
 			      kfdpool_pool_create),
+	[_IOC_NR(KFDPOOL_IOC_POOL_IMPORT_HANDLE)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_IMPORT_HANDLE,
+			      sizeof(struct kfdpool_pool_import_handle),
+			      kfdpool_ioctl_pool_import_handle),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,

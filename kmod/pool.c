@@ -33,7 +33,7 @@ static void kfdpool_pool_release(struct kref *ref)
 	kfdpool_user_put(pool->user);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
-	kfree(pool);
+	kfree_sensitive(pool);	/* the handle key */
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -95,8 +95,8 @@ static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 }
 
 /* Reserve an fd and open a pool file for it; the caller installs it. */
-static int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
-				struct kfdpool_fd_out *fdo)
+int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
+			 struct kfdpool_fd_out *fdo)
 {
 	struct file *file;
 	int fd;
@@ -150,6 +150,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
 	get_random_bytes(pool->id, sizeof(pool->id));
+	kfdpool_handle_key_init(pool);
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit :
 		READ_ONCE(kfdpool_default_pool_limit);
@@ -317,6 +318,14 @@ static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_RELEASE_BATCH,
 			      sizeof(struct kfdpool_batch),
 			      kfdpool_ioctl_release_batch),
+	[_IOC_NR(KFDPOOL_IOC_HANDLE_EXPORT)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_HANDLE_EXPORT,
+			      sizeof(struct kfdpool_handle_export),
+			      kfdpool_ioctl_handle_export),
+	[_IOC_NR(KFDPOOL_IOC_HANDLE_ROTATE)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_HANDLE_ROTATE,
+			      sizeof(struct kfdpool_handle_rotate),
+			      kfdpool_ioctl_handle_rotate),
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,

@@ -33,6 +33,9 @@
 #define KFDPOOL_RECORD_SIZE	64
 #define KFDPOOL_HANDLE_SIZE	64
 
+/* Live export records one pool may hold (bounds its kernel memory). */
+#define KFDPOOL_MAX_RECORDS	0x100000
+
 /* The largest count a batch command accepts. */
 #define KFDPOOL_BATCH_MAX	4096
 
@@ -304,7 +307,9 @@ struct kfdpool_unpin {
  * @status: out: 0 or -errno of this element (batch); 0 for the single ioctl
  * @pad: must be 0
  *
- * Fails with -EOPNOTSUPP when the pool has no handle types.
+ * Fails with -EOPNOTSUPP when the pool has no handle types, -ENOENT when
+ * the entry is not live, and -ENOSPC when the pool already holds
+ * KFDPOOL_MAX_RECORDS live records.
  */
 struct kfdpool_export {
 	__u32 entry_id;
@@ -435,6 +440,9 @@ struct kfdpool_handle_export {
  *	only); every handle exported before no longer imports
  * @flags: in: must be 0
  * @pad: must be 0
+ *
+ * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ * Import fds obtained before the rotation keep working.
  */
 struct kfdpool_handle_rotate {
 	__u32 flags;

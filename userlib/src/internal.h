@@ -3,6 +3,7 @@
 #define KFDPOOL_INTERNAL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 
 #define KFDPOOL_EXPORT __attribute__((visibility("default")))
@@ -17,5 +18,15 @@ static inline int kfdpool_xioctl(int fd, unsigned long req, void *arg)
 	} while (ret < 0 && errno == EINTR);
 	return ret < 0 ? -errno : ret;
 }
+
+/*
+ * The library's own control fd of /dev/kfdpool, opened on first use and
+ * kept for the life of the process (O_CLOEXEC).  -errno if it cannot be
+ * opened; the next call tries again.
+ */
+int kp_ctl_fd(void);
+
+/* The module's QUERY result, cached with the control fd. 0 or -errno. */
+int kp_module_info(uint32_t *features, uint32_t *max_batch);
 
 #endif

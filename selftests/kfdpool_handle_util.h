@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers for the pool handle selftests (KFDPOOL_IOC_HANDLE_EXPORT,
+ * HANDLE_ROTATE, POOL_IMPORT_HANDLE).  Like kfdpool_util.h: every helper
+ * returns a value or -errno and never aborts.
+ */
+#ifndef KFDPOOL_HANDLE_UTIL_H
+#define KFDPOOL_HANDLE_UTIL_H
+
+#include "kfdpool_util.h"
+
+/* Export the pool of owner fd @pool as a handle; 0 or -errno. */
+static inline int kfd_handle_export(int pool, __u32 policy, __u32 gid,
+				    struct kfdpool_pool_handle *h)
+{
+	struct kfdpool_handle_export e = {};
+
+	e.policy = policy;
+	e.gid = gid;
+	if (ioctl(pool, KFDPOOL_IOC_HANDLE_EXPORT, &e))
+		return -errno;
+	*h = e.handle;
+	return 0;
+}
+
+static inline int kfd_handle_rotate(int pool)
+{
+	struct kfdpool_handle_rotate r = {};
+
+	return kfd_ioctl(pool, KFDPOOL_IOC_HANDLE_ROTATE, &r);
+}
+
+/* Import @h on control fd @ctl: a new import fd of the pool, or -errno. */
+static inline int kfd_handle_import(int ctl, const struct kfdpool_pool_handle *h)
+{
+	struct kfdpool_pool_import_handle i = {};
+
+	i.handle = *h;
+	i.fd = -1;
+	if (ioctl(ctl, KFDPOOL_IOC_POOL_IMPORT_HANDLE, &i))
+		return -errno;
+	return i.fd;
+}
+
+/*
+ * Pools alive on the system: lines of the debugfs listing that are not
+ * its header; -errno without debugfs.
+ */
+static inline int kfd_pool_count(void)
+{
+	char line[512];
+	FILE *f;
+	int n = 0;
+
+	f = fopen(KFD_DEBUGFS, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#')
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* The pool count once it settled at @want (pool release may be deferred). */
+static inline int kfd_pool_count_wait(int want)
+{
+	int i, n = kfd_pool_count();
+
+	for (i = 0; i < 200 && n >= 0 && n != want; i++) {
+		usleep(10000);
+		n = kfd_pool_count();
+	}
+	return n;
+}
+
+/*
+ * Does this process hold an fd of kfdpool (control or pool) or a dma-buf?
+ * Returns the first such fd, or -1.
+ */
+static inline int kfd_find_inherited_fd(void)
+{
+	char path[64], target[256];
+	struct dirent *de;
+	int found = -1;
+	DIR *dir;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", atoi(de->d_name));
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		if (!strcmp(target, KFD_DEV) ||
+		    !strcmp(target, "anon_inode:kfdpool") ||
+		    strstr(target, "dmabuf:")) {
+			found = atoi(de->d_name);
+			break;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * The errno the kernel must give for handle @h when the only live pool
+ * that could match has id @real_id, in the order the kernel checks:
+ * magic, pad and policy/gid (-EINVAL), the pool (-ENOENT), then the
+ * secret and policy (-EACCES).  For a handle that differs from a valid one
+ * in any byte.
+ */
+static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
+				    const __u8 *real_id)
+{
+	static const __u8 zero[sizeof(h->pad)];
+
+	if (h->magic != KFDPOOL_HANDLE_MAGIC || memcmp(h->pad, zero, sizeof(zero)))
+		return -EINVAL;
+	if (h->policy > KFDPOOL_HANDLE_POLICY_ANY ||
+	    (h->gid && h->policy != KFDPOOL_HANDLE_POLICY_GID))
+		return -EINVAL;
+	if (memcmp(h->pool_id, real_id, KFDPOOL_ID_LEN))
+		return -ENOENT;
+	return -EACCES;
+}
+
+#endif /* KFDPOOL_HANDLE_UTIL_H */

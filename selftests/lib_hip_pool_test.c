@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libkfdpool's HIP mempool API in one process and with a forked importer:
+ * the negative cases of pointer sharing (pool without handle types, flags,
+ * a handle type the pool lacks, allocating from an imported pool,
+ * importing after the exporter freed, corrupted export data, export data
+ * of another pool), attributes and their HIP rules against the kernel's
+ * stats, release threshold and trimming, maxSize, access, lifetimes
+ * (imports outliving the exporter's free), threads, and dma-bufs returned.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "lib_hip_util.h"
+#include "kselftest_harness.h"
+
+FIXTURE(pool) {
+	hipMemPool_t pool;	/* host pool, POSIX fd handles */
+	hipMemPool_t imp;	/* the same pool imported in this process */
+	int base_dmabufs;
+};
+
+FIXTURE_SETUP(pool)
+{
+	hipError_t e;
+	int fd;
+
+	self->pool = self->imp = NULL;
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	self->base_dmabufs = lh_dmabufs(-1);
+	e = lh_pool(&self->pool, hipMemHandleTypePosixFileDescriptor, 0);
+	if (e == hipErrorNoDevice)
+		SKIP(return, "no host dma-buf exporter");
+	ASSERT_EQ(hipSuccess, e);
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	/* An importer in the same process: a second mapping of each chunk,
+	 * through an import fd, as another process would have. */
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&self->imp,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	ASSERT_NE(self->pool, self->imp);
+}
+
+FIXTURE_TEARDOWN(pool)
+{
+	if (self->imp)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->imp));
+	if (self->pool)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
+	if (self->pool && self->base_dmabufs >= 0)
+		EXPECT_EQ(self->base_dmabufs, lh_dmabufs(self->base_dmabufs));
+}
+
+TEST_F(pool, same_process_round_trip)
+{
+	hipMemPoolPtrExportData d;
+	void *p, *q, *q2;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 12345, self->pool, NULL));
+	lh_fill(p, 12344, 7, 1);
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_NE(p, q);	/* a second mapping of the same memory */
+	EXPECT_EQ(-1, lh_check(q, 12344, 7, 1));
+	lh_fill(q, 12344, 8, 2);
+	EXPECT_EQ(-1, lh_check(p, 12344, 8, 2));
+	/* The same pointer twice: same address, freed twice. */
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q2, self->imp, &d));
+	EXPECT_EQ(q, q2);
+	EXPECT_EQ(hipSuccess, hipFree(q2));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipErrorInvalidValue, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFreeAsync(p, NULL));
+	EXPECT_EQ(hipErrorInvalidValue, hipFreeAsync(p, NULL));
+}
+
+TEST_F(pool, interior_pointer_keeps_offset)
+{
+	hipMemPoolPtrExportData d, d2;
+	char *p;
+	void *q;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync((void **)&p, 65536,
+						    self->pool, NULL));
+	memset(p, 0, 65536);
+	p[40000] = 0x5a;
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p + 40000));
+	/* The same interior address again: the same record. */
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d2, p + 40000));
+	EXPECT_EQ(0, memcmp(&d, &d2, sizeof(d)));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(0x5a, *(char *)q);
+	/* Past the end of the allocation is no allocation. */
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportPointer(&d, p + 65536));
+	/* hipFree wants the allocation's start, not an interior address. */
+	EXPECT_EQ(hipErrorInvalidValue, hipFree(p + 1));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+}
+
+TEST_F(pool, pool_without_handle_types)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t np;
+	int fd = -1;
+	void *p;
+
+	ASSERT_EQ(hipSuccess, lh_pool(&np, hipMemHandleTypeNone, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, np, NULL));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportPointer(&d, p));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportToShareableHandle(&fd,
+		  np, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-1, fd);
+	/* Used bytes come from the library for such a pool. */
+	EXPECT_EQ(4096, lh_attr(np, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(0, lh_attr(np, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(4096, lh_attr(np, hipMemPoolAttrUsedMemHigh));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(np));
+}
+
+TEST_F(pool, flags_must_be_zero)
+{
+	int fd = -1;
+
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 1));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0x80000000));
+	EXPECT_EQ(-1, fd);
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	{
+		hipMemPool_t p2 = NULL;
+
+		EXPECT_EQ(hipErrorInvalidValue,
+			  hipMemPoolImportFromShareableHandle(&p2,
+				(void *)(intptr_t)fd,
+				hipMemHandleTypePosixFileDescriptor, 1));
+		EXPECT_EQ(NULL, p2);
+	}
+	close(fd);
+}
+
+TEST_F(pool, handle_type_the_pool_lacks)
+{
+	unsigned char h[64];
+	hipMemPool_t p2 = NULL;
+
+	/* A POSIX-fd pool has no fabric handle. */
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolExportToShareableHandle(h,
+		  self->pool, hipMemHandleTypeFabric, 0));
+	EXPECT_EQ(hipErrorNotSupported, hipMemPoolExportToShareableHandle(h,
+		  self->pool, hipMemHandleTypeWin32, 0));
+	/* A fabric pool needs the module's pool handles. */
+	{
+		struct kfdpool_query q;
+		int ctl = kfdpool_open();
+
+		ASSERT_LE(0, ctl);
+		ASSERT_EQ(0, kfdpool_query(ctl, &q));
+		close(ctl);
+		if (!(q.features & KFDPOOL_FEATURE_POOL_HANDLE)) {
+			EXPECT_EQ(hipErrorNotSupported,
+				  lh_pool(&p2, hipMemHandleTypeFabric, 0));
+			EXPECT_EQ(hipErrorNotSupported,
+				  hipMemPoolImportFromShareableHandle(&p2, h,
+					hipMemHandleTypeFabric, 0));
+		}
+	}
+	if (lh_pool(&p2, hipMemHandleTypeFabric, 0) == hipSuccess) {
+		kfdpoolFabricHandle_t fh;
+		hipMemPoolPtrExportData d;
+		hipMemPool_t ip;
+		void *ptr, *q;
+		int fd = -1;
+
+		EXPECT_EQ(hipErrorInvalidValue,
+			  hipMemPoolExportToShareableHandle(&fd, p2,
+				hipMemHandleTypePosixFileDescriptor, 0));
+		/* The 64-byte handle round trip, no fd passed. */
+		ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fh, p2,
+			  hipMemHandleTypeFabric, 0));
+		ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&ip,
+			  &fh, hipMemHandleTypeFabric, 0));
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptr, 4096, p2, NULL));
+		memset(ptr, 0x77, 4096);
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, ptr));
+		ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, ip, &d));
+		EXPECT_EQ(0x77, *(unsigned char *)q);
+		EXPECT_EQ(hipSuccess, hipFree(q));
+		EXPECT_EQ(hipSuccess, hipFree(ptr));
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(ip));
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(p2));
+	} else {
+		ksft_print_msg("fabric pools: not supported by this module\n");
+	}
+}
+
+TEST_F(pool, allocating_from_an_imported_pool)
+{
+	uint64_t zero = 0;
+	void *p = NULL;
+	int fd = -1;
+
+	EXPECT_EQ(hipErrorInvalidValue,
+		  hipMallocFromPoolAsync(&p, 4096, self->imp, NULL));
+	EXPECT_EQ(NULL, p);
+	/* Nor exporting it again, nor resetting its marks. */
+	EXPECT_EQ(hipErrorInvalidValue,
+		  hipMemPoolExportToShareableHandle(&fd, self->imp,
+			hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(
+		  self->imp, hipMemPoolAttrUsedMemHigh, &zero));
+}
+
+TEST_F(pool, import_after_exporter_freed)
+{
+	hipMemPoolPtrExportData d, d2;
+	void *p, *p2, *q = &q;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 8192, self->pool, NULL));
+	/* Another allocation keeps the chunk (and its entry) alive. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p2, 8192, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d2, p + 100));
+	ASSERT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(NULL, q);
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &d2));
+	/* The address is reused by the next allocation: the old record
+	 * still does not import. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 8192, self->pool, NULL));
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	/* The chunk given back: the record's entry is gone too. */
+	EXPECT_EQ(hipSuccess, hipFree(p2));
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &d));
+}
+
+TEST_F(pool, imported_memory_outlives_the_exporters_free)
+{
+	hipMemPoolPtrExportData d;
+	struct kfdpool_pool_stats st;
+	void *p, *q;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4 << 20, self->pool, NULL));
+	lh_fill(p, 4 << 20, 3, 3);
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	ASSERT_EQ(hipSuccess, hipFree(p));
+	/* The exporter's chunk went back (threshold 0); the import keeps
+	 * the memory: the kernel shows it draining. */
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(1, st.draining_entries);
+	EXPECT_EQ(4 << 20, st.draining_bytes);
+	EXPECT_EQ(-1, lh_check(q, 4 << 20, 3, 3));
+	lh_fill(q, 4 << 20, 4, 4);
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(0, st.draining_entries);
+	EXPECT_EQ(0, st.reserved_bytes);
+}
+
+TEST_F(pool, corrupted_export_data)
+{
+	hipMemPoolPtrExportData d, bad, three[3];
+	struct kfdpool_record *r = (struct kfdpool_record *)&bad;
+	void *p, *q = &q, *ptrs[3];
+	hipError_t res[3];
+	size_t i;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	/* Every byte, flipped: never imports. */
+	for (i = 0; i < sizeof(d); i++) {
+		hipError_t e;
+
+		bad = d;
+		bad.reserved[i] ^= 0x40;
+		q = &q;
+		e = hipMemPoolImportPointer(&q, self->imp, &bad);
+		EXPECT_NE(hipSuccess, e) TH_LOG("byte %zu", i);
+		if (!e)
+			hipFree(q);
+		EXPECT_EQ(NULL, q);
+	}
+	/* A bad magic or a foreign pool id is refused before the kernel. */
+	bad = d;
+	r->magic = 0;
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, self->imp, &bad));
+	/* A record for a range past the chunk. */
+	bad = d;
+	r->size = 1ull << 40;
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &bad));
+	/* The genuine one still imports. */
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	/* In one batch, a corrupted record of a chunk ahead of a good one
+	 * of the same chunk does not make the good one fail. */
+	three[0] = d;
+	three[0].reserved[63] ^= 1;	/* nonce */
+	three[1] = d;
+	three[2] = three[0];
+	EXPECT_EQ(hipErrorInvalidHandle,
+		  kfdpoolImportPointers(ptrs, self->imp, three, 3, res));
+	EXPECT_EQ(hipErrorInvalidHandle, res[0]);
+	EXPECT_EQ(hipSuccess, res[1]);
+	EXPECT_EQ(hipErrorInvalidHandle, res[2]);
+	EXPECT_EQ(NULL, ptrs[0]);
+	EXPECT_EQ(NULL, ptrs[2]);
+	ASSERT_NE(NULL, ptrs[1]);
+	memset(p, 0x33, 16);
+	EXPECT_EQ(0x33, *(unsigned char *)ptrs[1]);
+	EXPECT_EQ(hipSuccess, hipFree(ptrs[1]));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+}
+
+TEST_F(pool, export_data_of_another_pool)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t other, other_imp;
+	struct kfdpool_pool_stats st;
+	void *p, *q = &q;
+	int fd, ifd;
+
+	ASSERT_EQ(hipSuccess, lh_pool(&other, hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, other,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&other_imp,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	EXPECT_NE(self->imp, other_imp);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, other_imp, &d));
+	EXPECT_EQ(NULL, q);
+	/* The kernel refuses it as well, whatever the library checks. */
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&ifd,
+		  other, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-EXDEV, kfdpool_import(ifd,
+		  (struct kfdpool_record *)&d, 0, NULL));
+	ASSERT_EQ(0, kfdpool_pool_stats(ifd, 0, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	close(ifd);
+	/* An owner pool is not where pointers are imported. */
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, self->pool, &d));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(other_imp));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(other));
+}
+
+TEST_F(pool, owner_fd_is_not_a_shareable_handle)
+{
+	struct kfdpool_pool_stats st;
+	hipMemPool_t p2 = NULL;
+	int ctl, own;
+
+	ctl = kfdpool_open();
+	ASSERT_LE(0, ctl);
+	own = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "own", NULL);
+	ASSERT_LE(0, own);
+	ASSERT_EQ(0, kfdpool_pool_stats(own, 0, &st));
+	EXPECT_EQ(KFDPOOL_MODE_OWNER, st.mode);
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportFromShareableHandle(&p2,
+		  (void *)(intptr_t)own, hipMemHandleTypePosixFileDescriptor, 0));
+	close(own);
+	close(ctl);
+}
+
+TEST_F(pool, attributes_follow_hip_rules)
+{
+	uint64_t v, zero = 0, one = 1;
+	struct kfdpool_pool_stats st;
+	void *p[4];
+	int i, b;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[i], 1 << 20,
+							    self->pool, NULL));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(4 << 20, st.used_bytes);
+	EXPECT_EQ(4 << 20, st.reserved_bytes);	/* two 2 MiB chunks */
+	EXPECT_EQ(st.reserved_bytes, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(st.used_bytes, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
+	/* The importer sees the same figures. */
+	EXPECT_EQ(st.used_bytes, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(st.reserved_bytes, lh_attr(self->imp, hipMemPoolAttrReservedMemCurrent));
+	/* Current figures are read-only. */
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrUsedMemCurrent, &zero));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReservedMemCurrent, &zero));
+	/* High marks: only 0, which resets them to the current value. */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(hipSuccess, hipFree(p[i]));
+	EXPECT_EQ(4 << 20, lh_attr(self->pool, hipMemPoolAttrUsedMemHigh));
+	EXPECT_EQ(4 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemHigh));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrUsedMemHigh, &one));
+	EXPECT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrUsedMemHigh, &zero));
+	EXPECT_EQ(1 << 20, lh_attr(self->pool, hipMemPoolAttrUsedMemHigh));
+	EXPECT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReservedMemHigh, &zero));
+	v = lh_attr(self->pool, hipMemPoolAttrReservedMemHigh);
+	EXPECT_EQ(lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent), v);
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(st.used_high, lh_attr(self->pool, hipMemPoolAttrUsedMemHigh));
+	EXPECT_EQ(st.reserved_high, v);
+	/* Reuse flags: booleans, stored. */
+	for (i = hipMemPoolReuseFollowEventDependencies;
+	     i <= hipMemPoolReuseAllowInternalDependencies; i++) {
+		b = -1;
+		EXPECT_EQ(hipSuccess, hipMemPoolGetAttribute(self->pool,
+			  (hipMemPoolAttr)i, &b));
+		EXPECT_EQ(1, b);
+		b = 0;
+		EXPECT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+			  (hipMemPoolAttr)i, &b));
+		b = -1;
+		EXPECT_EQ(hipSuccess, hipMemPoolGetAttribute(self->pool,
+			  (hipMemPoolAttr)i, &b));
+		EXPECT_EQ(0, b);
+	}
+	EXPECT_EQ(hipSuccess, hipFree(p[3]));
+}
+
+TEST_F(pool, release_threshold_and_trim)
+{
+	uint64_t thr = 64ull << 20, zero = 0;
+	void *p[8];
+	int i;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &thr));
+	EXPECT_EQ(thr, lh_attr(self->pool, hipMemPoolAttrReleaseThreshold));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[i], 2 << 20,
+							    self->pool, NULL));
+	EXPECT_EQ(16 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(hipSuccess, hipFree(p[i]));
+	/* Under the threshold: the chunks stay for reuse. */
+	EXPECT_EQ(16 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[0], 1 << 20, self->pool, NULL));
+	EXPECT_EQ(16 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	/* Trim keeps at least what it is told, never a chunk in use. */
+	EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 5 << 20));
+	EXPECT_EQ(6 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 0));
+	EXPECT_EQ(2 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipFree(p[0]));
+	EXPECT_EQ(2 << 20, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	/* Lowering the threshold gives the rest back. */
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &zero));
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+TEST_F(pool, max_size_is_enforced)
+{
+	hipMemPool_t small;
+	void *p[5], *big;
+	int i;
+
+	ASSERT_EQ(hipSuccess, lh_pool(&small, hipMemHandleTypePosixFileDescriptor,
+				      3 << 20));
+	EXPECT_EQ(hipErrorOutOfMemory,
+		  hipMallocFromPoolAsync(&big, 4 << 20, small, NULL));
+	/* 2 MiB chunk, then a 1 MiB chunk: what is left of maxSize. */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[i], 1 << 20,
+							    small, NULL));
+	EXPECT_EQ(hipErrorOutOfMemory,
+		  hipMallocFromPoolAsync(&p[3], 4096, small, NULL));
+	EXPECT_EQ(3 << 20, lh_attr(small, hipMemPoolAttrReservedMemCurrent));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(hipSuccess, hipFree(p[i]));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(small));
+}
+
+TEST_F(pool, granularity_and_large_allocations)
+{
+	struct kfdpool_pool_stats st;
+	void *a, *b, *c;
+
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolSetGranularity(self->pool, 4096));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolSetGranularity(self->imp, 1 << 20));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(self->pool, 256 << 10));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&a, 100 << 10, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&b, 100 << 10, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&c, 300 << 10, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	/* a and b share a 256 KiB chunk; c got its own, page-rounded. */
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ((256 << 10) + (300 << 10), st.reserved_bytes);
+	EXPECT_EQ(hipSuccess, hipFree(a));
+	EXPECT_EQ(hipSuccess, hipFree(b));
+	EXPECT_EQ(hipSuccess, hipFree(c));
+}
+
+TEST_F(pool, access)
+{
+	hipMemAccessFlags f = hipMemAccessFlagsProtNone;
+	hipMemLocation host = { hipMemLocationTypeHost, 0 };
+	hipMemAccessDesc d = { host, hipMemAccessFlagsProtNone };
+
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, self->pool, &host));
+	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	/* The pool's own location keeps read-write. */
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAccess(self->pool, &d, 1));
+	d.flags = hipMemAccessFlagsProtReadWrite;
+	EXPECT_EQ(hipSuccess, hipMemPoolSetAccess(self->pool, &d, 1));
+	EXPECT_EQ(hipSuccess, hipMemPoolSetAccess(self->pool, NULL, 0));
+	/* No GPU here unless a substitute stands in for device 0. */
+	if (access("/dev/kfd", F_OK) && !getenv("KFDPOOL_BACKEND")) {
+		hipMemLocation dev0 = { hipMemLocationTypeDevice, 0 };
+
+		d.location = dev0;
+		EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolSetAccess(self->pool, &d, 1));
+		EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolGetAccess(&f, self->pool, &dev0));
+	}
+}
+
+TEST_F(pool, device_pool_needs_gpu_or_substitute)
+{
+	hipMemPoolProps p = lh_props(hipMemHandleTypePosixFileDescriptor, 0);
+	hipMemPool_t dp;
+	void *ptr;
+
+	if (!access("/dev/kfd", F_OK))
+		SKIP(return, "a GPU node");
+	p.location.type = hipMemLocationTypeDevice;
+	unsetenv("KFDPOOL_BACKEND");
+	EXPECT_EQ(hipErrorNoDevice, hipMemPoolCreate(&dp, &p));
+	setenv("KFDPOOL_BACKEND", kfdpoolMemPoolBackend(self->pool), 1);
+	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&dp, &p));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptr, 4096, dp, NULL));
+	memset(ptr, 1, 4096);
+	/* An importer without the variable maps the substitute's chunks as
+	 * host memory: there is no GPU on this node. */
+	{
+		hipMemPoolPtrExportData d;
+		hipMemPool_t ip;
+		void *q;
+		int fd;
+
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, ptr));
+		ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, dp,
+			  hipMemHandleTypePosixFileDescriptor, 0));
+		unsetenv("KFDPOOL_BACKEND");
+		ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&ip,
+			  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+		close(fd);
+		ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, ip, &d));
+		EXPECT_EQ(1, *(char *)q);
+		EXPECT_STREQ("mmap", kfdpoolMemPoolBackend(ip));
+		EXPECT_EQ(hipSuccess, hipFree(q));
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(ip));
+		setenv("KFDPOOL_BACKEND", kfdpoolMemPoolBackend(self->pool), 1);
+	}
+	EXPECT_EQ(hipSuccess, hipFree(ptr));
+	p.location.id = 1;	/* the substitute is device 0 only */
+	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolCreate(&dp, &p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
+	unsetenv("KFDPOOL_BACKEND");
+}
+
+TEST_F(pool, destroy_with_live_allocations)
+{
+	hipMemPool_t p2;
+	void *ptr;
+
+	ASSERT_EQ(hipSuccess, lh_pool(&p2, hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&ptr, 4096, p2, NULL));
+	/* HIP: destroy returns at once, the pool goes with the last free. */
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(p2));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolDestroy(p2));
+	memset(ptr, 1, 4096);
+	EXPECT_EQ(hipSuccess, hipFree(ptr));
+}
+
+struct thr_arg {
+	hipMemPool_t pool, imp;
+	int failures;
+	unsigned int seed;
+};
+
+static void *thread_body(void *p)
+{
+	struct thr_arg *a = p;
+	uint64_t s = a->seed;
+	void *ptrs[16] = { 0 };
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		int k = lh_rand(&s) % 16;
+
+		if (ptrs[k]) {
+			hipMemPoolPtrExportData d;
+			void *q;
+
+			if (hipMemPoolExportPointer(&d, ptrs[k]) ||
+			    hipMemPoolImportPointer(&q, a->imp, &d) ||
+			    *(uint32_t *)q != (uint32_t)(uintptr_t)ptrs[k] ||
+			    hipFree(q) || hipFree(ptrs[k]))
+				a->failures++;
+			ptrs[k] = NULL;
+		} else {
+			size_t size = 4096 + lh_rand(&s) % (256 << 10);
+
+			if (hipMallocFromPoolAsync(&ptrs[k], size, a->pool, NULL))
+				a->failures++;
+			else
+				*(uint32_t *)ptrs[k] = (uint32_t)(uintptr_t)ptrs[k];
+		}
+	}
+	for (i = 0; i < 16; i++)
+		if (ptrs[i] && hipFree(ptrs[i]))
+			a->failures++;
+	return NULL;
+}
+
+TEST_F(pool, threads)
+{
+	struct thr_arg args[4];
+	pthread_t t[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		args[i] = (struct thr_arg){ self->pool, self->imp, 0, 100 + i };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, thread_body, &args[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, args[i].failures);
+	}
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+struct busy_arg {
+	hipMemPool_t pool;
+	volatile int stop;
+};
+
+static void *busy_body(void *p)
+{
+	struct busy_arg *a = p;
+	void *ptr;
+
+	while (!a->stop)
+		if (!hipMallocFromPoolAsync(&ptr, 4096, a->pool, NULL))
+			hipFree(ptr);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(pool, fork_while_another_thread_uses_the_library, 300)
+{
+	struct busy_arg a = { self->pool, 0 };
+	pthread_t t;
+	int i, status, hung = 0;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, busy_body, &a));
+	for (i = 0; i < 20; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			hipMemPool_t np;
+			uint64_t v;
+
+			/* The library's lock is free in the child, whatever
+			 * the other thread was doing. */
+			alarm(10);
+			hipMemPoolGetAttribute(self->pool,
+					       hipMemPoolAttrReleaseThreshold, &v);
+			if (lh_pool(&np, hipMemHandleTypeNone, 0) == hipSuccess)
+				hipMemPoolDestroy(np);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (!WIFEXITED(status))
+			hung++;
+	}
+	a.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, hung);
+}
+
+TEST(importer_killed_releases_everything)
+{
+	hipMemPoolPtrExportData d;
+	struct kfdpool_pool_stats st;
+	hipMemPool_t pool;
+	int sv[2], fd, status, base = lh_dmabufs(-1);
+	hipError_t e;
+	void *p;
+	pid_t pid;
+	char c;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing");
+	e = lh_pool(&pool, hipMemHandleTypePosixFileDescriptor, 0);
+	if (e == hipErrorNoDevice)
+		SKIP(return, "no host dma-buf exporter");
+	ASSERT_EQ(hipSuccess, e);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 1 << 20, pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		hipMemPool_t ip;
+		void *q;
+		int rfd = lh_recv_fd(sv[1]);
+
+		if (hipMemPoolImportFromShareableHandle(&ip,
+				(void *)(intptr_t)rfd,
+				hipMemHandleTypePosixFileDescriptor, 0) ||
+		    hipMemPoolImportPointer(&q, ip, &d))
+			_exit(1);
+		c = 'I';
+		lh_write_all(sv[1], &c, 1);
+		pause();	/* killed holding the import */
+		_exit(2);
+	}
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(0, lh_send_fd(sv[0], fd));
+	close(fd);
+	ASSERT_EQ(0, lh_read_all(sv[0], &c, 1));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+	EXPECT_EQ(1, st.import_fds);
+	EXPECT_EQ(1 << 20, lh_attr(pool, hipMemPoolAttrUsedMemCurrent));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+	EXPECT_EQ(0, st.import_fds);
+	EXPECT_EQ(0, st.imported_bytes);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+	close(sv[0]);
+	close(sv[1]);
+	if (base >= 0)
+		EXPECT_EQ(base, lh_dmabufs(base));
+}
+
+TEST_HARNESS_MAIN

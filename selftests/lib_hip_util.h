@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers for the libkfdpool (HIP API) selftests: a host pool, patterns,
+ * an exporter/importer socket pair with fd passing, dma-buf counting.
+ */
+#ifndef LIB_HIP_UTIL_H
+#define LIB_HIP_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kfdpool_hip.h>
+
+#define LH_BUFINFO "/sys/kernel/debug/dma_buf/bufinfo"
+
+static inline hipMemPoolProps lh_props(unsigned int handle_types,
+				       size_t max_size)
+{
+	hipMemPoolProps p;
+
+	memset(&p, 0, sizeof(p));
+	p.allocType = hipMemAllocationTypePinned;
+	p.handleTypes = (hipMemAllocationHandleType)handle_types;
+	p.location.type = hipMemLocationTypeHost;
+	p.maxSize = max_size;
+	return p;
+}
+
+/* hipSuccess, or why the pool could not be made (for SKIP). */
+static inline hipError_t lh_pool(hipMemPool_t *pool, unsigned int types,
+				 size_t max_size)
+{
+	hipMemPoolProps p = lh_props(types, max_size);
+
+	return hipMemPoolCreate(pool, &p);
+}
+
+/* The byte pattern of allocation @i with @tag: one 64-bit word at a time. */
+static inline uint64_t lh_word(uint64_t i, uint64_t w, uint64_t tag)
+{
+	return (i << 40) ^ (w * 0x9E3779B97F4A7C15ULL) ^ tag;
+}
+
+static inline void lh_fill(void *p, size_t size, uint64_t i, uint64_t tag)
+{
+	uint64_t *q = p;
+	size_t w;
+
+	for (w = 0; w < size / 8; w++)
+		q[w] = lh_word(i, w, tag);
+}
+
+/* Index of the first wrong word, or -1. */
+static inline long lh_check(const void *p, size_t size, uint64_t i,
+			    uint64_t tag)
+{
+	const uint64_t *q = p;
+	size_t w;
+
+	for (w = 0; w < size / 8; w++)
+		if (q[w] != lh_word(i, w, tag))
+			return (long)w;
+	return -1;
+}
+
+static inline int lh_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static inline int lh_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One byte and an fd over a unix socket (SCM_RIGHTS). */
+static inline int lh_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char b = 'F';
+	struct iovec iov = { &b, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static inline int lh_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	char b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* dma-bufs alive now ("Total N objects" of bufinfo), -1 without debugfs;
+ * waits a little for a count to settle at @want (delayed fput). */
+static inline int lh_dmabufs(int want)
+{
+	char line[256];
+	int i, n = -1;
+
+	for (i = 0; i < 200; i++) {
+		FILE *f = fopen(LH_BUFINFO, "re");
+
+		n = -1;
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Total %d objects", &n) == 1)
+				break;
+		fclose(f);
+		if (want < 0 || n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* Open fds of this process. */
+static inline int lh_nfds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!access(path, F_OK))
+			n++;
+	}
+	return n;
+}
+
+static inline uint64_t lh_attr(hipMemPool_t pool, hipMemPoolAttr a)
+{
+	uint64_t v = ~0ULL;
+
+	if (hipMemPoolGetAttribute(pool, a, &v) != hipSuccess)
+		return ~0ULL;
+	return v;
+}
+
+static inline uint64_t lh_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+#endif /* LIB_HIP_UTIL_H */
