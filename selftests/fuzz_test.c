@@ -81,6 +81,9 @@ struct fz_thread {
 	/* The last successful calls, to tell where a leaked fd came from. */
 	struct { uint32_t cmd; int fd; long ret; int uring; } trace[64];
 	unsigned int ntrace;
+	/* The call in flight, for KFDPOOL_FUZZ_CHECK_FDS. */
+	struct { uint32_t cmd; int fd, uring, mode; long ret;
+		 unsigned char arg[168]; } last;
 	struct kfdpool_record recs[FZ_POOLS][FZ_RECS];	/* learnt */
 	uint32_t entries[FZ_POOLS][FZ_RECS];
 };
@@ -500,8 +503,9 @@ batch:
 		if (b.ops < (uintptr_t)t->batch || start >= FZ_BATCH_BYTES ||
 		    b.elem_size < sizeof(struct kfdpool_import))
 			return;
-		for (i = 0; i < ret && start + (i + 1) * (uint64_t)b.elem_size <=
-					   FZ_BATCH_BYTES; i++) {
+		/* The kernel reads and writes min(elem_size, its size). */
+		for (i = 0; i < ret && start + i * (uint64_t)b.elem_size +
+			    sizeof(struct kfdpool_import) <= FZ_BATCH_BYTES; i++) {
 			struct kfdpool_import x;
 
 			memcpy(&x, t->batch + start + i * b.elem_size, sizeof(x));
@@ -640,8 +644,16 @@ static void fz_one_ioctl(struct fz_thread *t)
 		arg = (uintptr_t)buf;
 	}
 
+	t->last.cmd = cmd;
+	t->last.fd = fd;
+	t->last.uring = 0;
+	t->last.mode = arg == (uintptr_t)t->arena ? 0 : arg == (uintptr_t)t->ro ? 2 :
+		       arg == (uintptr_t)buf ? 3 : 9;
+	if (buf)
+		memcpy(t->last.arg, buf, c->size < 168 ? c->size : 168);
 	ret = ioctl(fd, cmd, arg);
 	err = errno;
+	t->last.ret = ret < 0 ? -err : ret;
 	fz_count(t, ret, err);
 	if (ret >= 0) {
 		fz_trace(t, cmd, fd, ret, 0);
@@ -711,7 +723,12 @@ static void fz_one_uring(struct fz_thread *t)
 			  rel_below(&t->seed, 256), rel_below(&t->seed, 128));
 	fz_batch_clamp(t, op, payload);
 
+	t->last.cmd = op;
+	t->last.fd = fd;
+	t->last.uring = 1;
+	memcpy(t->last.arg, payload, sizeof(payload));
 	ret = rel_uring_cmd(&t->ring, fd, op, payload, sizeof(payload), &res);
+	t->last.ret = ret ? ret : res;
 	__atomic_add_fetch(&t->st->uring, 1, __ATOMIC_RELAXED);
 	if (ret == -ETIME) {
 		unsigned int i;
@@ -742,16 +759,63 @@ static void fz_one_uring(struct fz_thread *t)
 		       t->arena, sizeof(struct kfdpool_record));
 }
 
+/*
+ * The fuzzers unpin and revoke much faster than random calls pin and
+ * export: now and then put live entries and records back, with valid calls,
+ * so that the deeper paths keep being reached.
+ */
+static void fz_replenish(struct fz_thread *t)
+{
+	struct fz_env *e = t->env;
+	unsigned int p, b;
+
+	for (p = 0; p < FZ_POOLS; p++) {
+		for (b = 0; b < FZ_BUFS; b++) {
+			long id = rel_pin(e->pools[p], e->bufs[b], b);
+
+			if (id > 0)
+				t->entries[p][rel_below(&t->seed, FZ_RECS)] = id;
+		}
+		for (b = 0; b < 4; b++) {
+			uint32_t id = t->entries[p][rel_below(&t->seed, FZ_RECS)];
+
+			rel_export(e->pools[p], id, 0, 64,
+				   &t->recs[p][rel_below(&t->seed, FZ_RECS)]);
+		}
+	}
+}
+
+/* KFDPOOL_FUZZ_CHECK_FDS=1: one fuzzer, fds counted after every call. */
+static int fz_check_fds;
+
 static void *fz_thread_main(void *arg)
 {
 	struct fz_thread *t = arg;
 	uint64_t i;
 
 	for (i = 0; i < t->calls; i++) {
+		int before = fz_check_fds ? rel_fd_count() : 0;
+
+		if (fz_check_fds && !(i % 512))
+			fz_replenish(t), before = rel_fd_count();
+		else if (!(i % 512))
+			fz_replenish(t);
 		if (t->have_ring && !rel_below(&t->seed, 5))
 			fz_one_uring(t);
 		else
 			fz_one_ioctl(t);
+		if (fz_check_fds && rel_fd_count() != before) {
+			unsigned int k;
+
+			fprintf(stderr, "# fd count %d -> %d after %s 0x%x on fd %d (arg mode %d): %ld; arg:",
+				before, rel_fd_count(),
+				t->last.uring ? "uring" : "ioctl", t->last.cmd,
+				t->last.fd, t->last.mode, t->last.ret);
+			for (k = 0; k < sizeof(t->last.arg); k++)
+				fprintf(stderr, " %02x", t->last.arg[k]);
+			fprintf(stderr, "\n");
+			_exit(1);
+		}
 	}
 	return NULL;
 }
@@ -827,15 +891,16 @@ static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
 	struct fz_thread th[FZ_THREADS];
 	pthread_t tid[FZ_THREADS];
 	int i, j, fds_before, fds_after;
+	int n = fz_check_fds ? 1 : FZ_THREADS;
 
 	memset(th, 0, sizeof(th));
-	for (i = 0; i < FZ_THREADS; i++) {
+	for (i = 0; i < n; i++) {
 		struct fz_thread *t = &th[i];
 
 		t->env = env;
 		t->st = st;
 		t->seed = seed * 0x100000001b3ull + i + 1;
-		t->calls = calls / FZ_THREADS;
+		t->calls = calls / n;
 		t->arena = fz_map(2 * FZ_PAGE, PROT_READ | PROT_WRITE);
 		t->ro = fz_map(FZ_PAGE, PROT_READ);
 		t->batch = fz_map_guard(FZ_BATCH_BYTES, PROT_READ | PROT_WRITE,
@@ -849,12 +914,12 @@ static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
 				env->entries[j / FZ_RECS][j % FZ_BUFS];
 	}
 	fds_before = rel_fd_count();
-	for (i = 0; i < FZ_THREADS; i++)
+	for (i = 0; i < n; i++)
 		pthread_create(&tid[i], NULL, fz_thread_main, &th[i]);
-	for (i = 0; i < FZ_THREADS; i++)
+	for (i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
 	fds_after = rel_fd_count();
-	for (i = 0; i < FZ_THREADS; i++)
+	for (i = 0; i < n; i++)
 		rel_ring_exit(&th[i].ring);
 	if (fds_after != fds_before) {
 		__atomic_add_fetch(&st->fd_leaks, fds_after - fds_before,
@@ -1036,20 +1101,22 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	struct kfdpool_pool_stats st;
 	struct rel_counts now;
 	pid_t pids[FZ_PROCS];
-	int i, status;
+	int i, status, nprocs;
 
+	fz_check_fds = rel_env_u64("KFDPOOL_FUZZ_CHECK_FDS", 0) != 0;
 	ksft_print_msg("KFDPOOL_FUZZ_SEED=0x%llx KFDPOOL_FUZZ_CALLS=%llu (%d processes x %d threads, dma-bufs from %s)\n",
 		       (unsigned long long)seed, (unsigned long long)calls,
 		       FZ_PROCS, FZ_THREADS, rel_src_name());
 
-	for (i = 0; i < FZ_PROCS; i++) {
+	nprocs = fz_check_fds ? 1 : FZ_PROCS;
+	for (i = 0; i < nprocs; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
 		if (!pids[i])
 			_exit(fz_process(e, self->st, seed + i,
-					 calls / FZ_PROCS));
+					 calls / nprocs));
 	}
-	for (i = 0; i < FZ_PROCS; i++) {
+	for (i = 0; i < nprocs; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(0, WEXITSTATUS(status)) {
@@ -1060,7 +1127,9 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	fz_print(_metadata, self->st);
 	EXPECT_EQ(0, self->st->fd_leaks);
 	EXPECT_EQ(0, self->st->uring_lost);
-	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->calls);
+	if (!fz_check_fds)
+		EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS),
+			  self->st->calls);
 
 	/* Every pool's figures still add up, on every fd, in every view. */
 	for (i = 0; i < FZ_POOLS; i++) {
