@@ -34,6 +34,7 @@
 #define FZ_BUFS 4
 #define FZ_RECS 16
 #define FZ_PAGE 4096
+#define FZ_FAKE_FD 1000		/* an fd number nobody holds, at first */
 #define FZ_BATCH_BYTES (KFDPOOL_BATCH_MAX * 128)
 /*
  * Inaccessible space after the batch buffer.  The kernel walks a batch at
@@ -438,7 +439,7 @@ static bool fz_own_fd(struct fz_thread *t, int fd)
 	int i;
 
 	for (i = 0; i < e->nfds; i++)
-		if (fd == e->fds[i] && fd != e->closed)
+		if (fd == e->fds[i] && fd != e->closed && fd < FZ_FAKE_FD)
 			return false;
 	return fcntl(fd, F_GETFD) >= 0;
 }
@@ -852,7 +853,8 @@ static void fz_dump_fds(struct fz_env *env, struct fz_thread *th)
 		bool ring = fd == rel_src_fd;
 
 		for (i = 0; i < env->nfds; i++)
-			ring |= fd == env->fds[i] && fd != env->closed;
+			ring |= fd == env->fds[i] && fd != env->closed &&
+				fd < FZ_FAKE_FD;
 
 		for (i = 0; i < FZ_THREADS; i++)
 			ring |= th[i].have_ring && th[i].ring.fd == fd;
@@ -1000,7 +1002,7 @@ FIXTURE_SETUP(fuzz)
 	close(e->closed);
 	e->fds[e->nfds++] = e->closed;
 	e->fds[e->nfds++] = -1;
-	e->fds[e->nfds++] = 1000;
+	e->fds[e->nfds++] = FZ_FAKE_FD;	/* a batch of imports may reach it */
 	e->fds[e->nfds++] = 0x7fffffff;
 	/* Reserved but inaccessible, so no later mapping lands there. */
 	e->unmapped = mmap(NULL, FZ_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -1156,7 +1158,8 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 
 	/* Everything closed: back to the baseline. */
 	for (i = 0; i < e->nfds; i++)
-		if (e->fds[i] >= 0 && e->fds[i] < 1000 && e->fds[i] != e->closed)
+		if (e->fds[i] >= 0 && e->fds[i] < FZ_FAKE_FD &&
+		    e->fds[i] != e->closed)
 			close(e->fds[i]);
 	if (rel_src_fd >= 0)
 		close(rel_src_fd);
