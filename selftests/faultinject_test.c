@@ -79,6 +79,7 @@ struct fi_state {
 	struct kfdpool_revoke rv[4];
 	struct kfdpool_release rl[4];
 	char fdinfo[64];
+	struct kfdpool_pool_handle handle;
 	char page[4096];
 };
 
@@ -91,6 +92,7 @@ enum {
 	FI_HELD = 16,		/* the import fd holds an import of the entry */
 	FI_RING = 32,		/* an io_uring with 128-byte SQEs */
 	FI_UNDONE = 64,		/* a late EFAULT may leave the deed done */
+	FI_HANDLE = 128,	/* a 64-byte handle of the pool */
 };
 
 struct fi_case {
@@ -306,6 +308,29 @@ static long fi_uring_export_batch(struct fi_state *s)
 	return fi_uring(s, s->pool, KFDPOOL_IOC_EXPORT_BATCH, &b, sizeof(b));
 }
 
+static long fi_handle_export(struct fi_state *s)
+{
+	struct kfdpool_handle_export h = { .policy = KFDPOOL_HANDLE_POLICY_UID };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_EXPORT, &h);
+}
+
+static long fi_import_handle(struct fi_state *s)
+{
+	struct kfdpool_pool_import_handle ih = { .handle = s->handle };
+	long ret = fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_IMPORT_HANDLE, &ih);
+
+	s->out = ret ? -1 : ih.fd;
+	return ret;
+}
+
+static long fi_rotate(struct fi_state *s)
+{
+	struct kfdpool_handle_rotate r = {};
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_ROTATE, &r);
+}
+
 /* fdinfo: the show callback allocates; a failure may shorten the text. */
 static long fi_fdinfo(struct fi_state *s)
 {
@@ -369,6 +394,10 @@ static const struct fi_case fi_cases[] = {
 	  fi_uring_revoke, NULL },
 	{ "uring EXPORT_BATCH", FI_POOL | FI_PIN | FI_RING,
 	  fi_uring_export_batch, NULL },
+	{ "HANDLE_EXPORT", FI_POOL, fi_handle_export, NULL },
+	{ "POOL_IMPORT_HANDLE", FI_POOL | FI_HANDLE, fi_import_handle,
+	  fi_reap_out },
+	{ "HANDLE_ROTATE", FI_POOL | FI_HANDLE, fi_rotate, NULL },
 	{ "fdinfo", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD, fi_fdinfo, NULL },
 };
 
@@ -412,6 +441,16 @@ static int fi_prepare(struct fi_state *s, unsigned int needs)
 		if (ret < 0)
 			return ret;
 		close(ret);
+	}
+	if (needs & FI_HANDLE) {
+		struct kfdpool_handle_export h = {
+			.policy = KFDPOOL_HANDLE_POLICY_UID,
+		};
+
+		ret = rel_ioctl(s->pool, KFDPOOL_IOC_HANDLE_EXPORT, &h);
+		if (ret)
+			return ret;
+		s->handle = h.handle;
 	}
 	if (needs & FI_RING) {
 		ret = rel_ring_init(&s->ring, 4, IORING_SETUP_SQE128);
