@@ -62,6 +62,9 @@ static inline double median(double *v, int n)
 static inline void figure(const char *table, const char *row, const char *col,
 			  double value, const char *unit)
 {
+	if (strchr(table, ',') || strchr(row, ',') || strchr(col, ','))
+		die("figure labels must not contain commas: %s/%s/%s", table,
+		    row, col);
 	printf("CSV,%s,%s,%s,%.6g,%s\n", table, row, col, value, unit);
 	fflush(stdout);
 }

@@ -40,7 +40,6 @@
 #define KFDPOOL_HAVE_URING	1
 #endif
 
-
 /* Bytes of a record's nonce. */
 #define KFDPOOL_NONCE_LEN	16
 

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Packaging, included from the top-level Makefile:
+#
+#   make stat             build/tools/kfdpool-stat
+#   make fortran          the hipfort-style Fortran module (when gfortran exists)
+#   make install          module, library, headers, kfdpool.pc, udev rule,
+#                         modprobe.d example, kfdpool-stat, man pages, Fortran
+#   make uninstall        removes exactly what install put there
+#   make install-check    install into a temporary DESTDIR, check, uninstall
+#   make dkms-src         the DKMS source tree in $(DESTDIR)/usr/src/kfdpool-V
+#   make dkms-check       dkms add + build for Debian's 6.1 and 6.12 headers,
+#                         in a private DKMS tree under build/dkms
+#
+# PREFIX (default /usr/local) and DESTDIR are honoured everywhere; the udev
+# rule and the modprobe.d file go where udev and modprobe look for them
+# (UDEVRULESDIR, MODPROBEDIR), below DESTDIR.
+
+PKG_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(SRC)/dkms.conf)
+
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# gfortran .mod files are compiler-specific; keep them in their own directory.
+FMODDIR ?= $(LIBDIR)/kfdpool/fortran
+# udev only reads /etc/udev/rules.d and /lib/udev/rules.d (and /usr/lib/...):
+# a /usr/local rule would be ignored, so local installs use /etc.
+UDEVRULESDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/udev/rules.d,/etc/udev/rules.d)
+MODPROBEDIR ?= /etc/modprobe.d
+
+INSTALL ?= install
+
+# ---------------------------------------------------------------- kfdpool-stat
+# build/bin: the VM runner puts it in the guest (selftests/stat_test.c runs it).
+STAT_OUT := $(BUILD)/bin
+STAT_SRCS := $(wildcard $(SRC)/tools/stat/*.c)
+STAT_HDRS := $(wildcard $(SRC)/tools/stat/*.h)
+STAT_LIB_SRCS := $(filter-out %/kfdpool-stat.c,$(STAT_SRCS))
+
+.PHONY: install uninstall unit stat stat-unit fortran fortran-tests fortran-unit \
+	install-check dkms-src dkms-check \
+	man-check
+
+all: stat fortran
+
+stat: $(STAT_OUT)/kfdpool-stat
+
+$(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
+		-o $@ $(STAT_SRCS)
+
+# Native unit test of the fdinfo and debugfs parsers (no kernel needed).
+$(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
+		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
+
+stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
+	$(BUILD)/stat/stat-unit
+	$(SRC)/tools/stat/test/fakeproc-test $(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
+
+unit: stat-unit
+
+# selftests/stat_test.c runs build/tools/kfdpool-stat in the VM.
+selftests: stat
+
+# ---------------------------------------------------------------- Fortran
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+HAVE_FC := $(shell command -v $(FC) >/dev/null 2>&1 && echo y)
+FORTRAN_OUT := $(BUILD)/fortran
+FORTRAN_MOD_SRC := $(SRC)/userlib/fortran/hipfort_kfdpool.f90
+FFLAGS ?= -O2 -g
+FWARN := -Wall -Wextra -std=f2008 -fimplicit-none
+
+ifeq ($(HAVE_FC),y)
+fortran: $(FORTRAN_OUT)/hipfort_kfdpool.mod
+
+$(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
+	@mkdir -p $(FORTRAN_OUT)
+	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
+
+# The exporter/importer pair (and the layout printer) that
+# selftests/lib_fortran_test.c runs, linked with libkfdpool.a.  (Not fully
+# static: a static libgfortran's weak pthread references resolve to NULL.
+# The VM runner copies the shared libraries they need.)  In build/bin, which
+# the runner puts in the guest; not in build/selftests: the runner would run
+# them as tests of their own.
+FORTRAN_TESTS := $(addprefix $(BUILD)/bin/,kfdpool_f_layout \
+	kfdpool_f_exporter kfdpool_f_importer)
+FORTRAN_COMMON := $(FORTRAN_OUT)/test/kfdpool_f_common.o
+fortran-tests: $(FORTRAN_TESTS)
+$(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
+	@mkdir -p $(dir $@)
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
+$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -luring -ldrm $(LIB_LDLIBS)
+
+# Native check of the interfaces' conventions against HIP's C prototypes
+# (stand-in functions from HIP's own header; the real library not involved).
+$(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
+		$(SRC)/userlib/fortran/test/abi_stub.c $(FORTRAN_OUT)/hipfort_kfdpool.mod
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -c -o $@_stub.o $(SRC)/userlib/fortran/test/abi_stub.c
+	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
+
+fortran-unit: $(FORTRAN_OUT)/test/abi_driver
+	$(FORTRAN_OUT)/test/abi_driver
+unit: fortran-unit
+
+# Only once libkfdpool implements the HIP mempool API (branch lib).
+ifneq ($(shell grep -ls hipMemPoolExportPointer $(SRC)/userlib/src/*.c 2>/dev/null),)
+selftests: fortran-tests
+endif
+else
+fortran fortran-tests fortran-unit:
+	@echo "note: no Fortran compiler ($(FC)): Fortran module not built"
+endif
+
+# ---------------------------------------------------------------- man pages
+MAN1 := $(wildcard $(SRC)/man/man1/*.1)
+MAN3 := $(wildcard $(SRC)/man/man3/*.3)
+
+# Every page renders without a warning (man --warnings, i.e. groff -ww),
+# from the top of the tree so that the .so links resolve as installed.
+man-check:
+	@cd $(SRC)/man && n=0 && fail=0 && for p in man1/*.1 man3/*.3; do \
+		n=$$((n + 1)); \
+		out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -E UTF-8 -l "$$p" 2>&1 >/dev/null); \
+		if [ -n "$$out" ]; then echo "not ok $$n man -l $$p renders without warnings"; \
+			echo "$$out" | sed 's/^/# /'; fail=1; \
+		else echo "ok $$n man -l $$p renders without warnings"; fi; done; exit $$fail
+
+unit: man-check
+
+# ---------------------------------------------------------------- install
+HEADERS := $(wildcard $(SRC)/userlib/include/*.h)
+UAPI_HEADERS := $(SRC)/uapi/linux/kfdpool.h
+
+# The module is installed when it was built for KVER (make modules KVER=...).
+KO := $(KOUT)/kfdpool.ko
+# Without DESTDIR this is the real system: run depmod.  With DESTDIR the
+# packaging (or dkms) runs it on the target.  Debian's headers carry no
+# System.map, so kbuild's own depmod step is skipped either way.
+# Distribution kernels sign modules_install's output with their build key
+# (CONFIG_MODULE_SIG_ALL), which their headers do not ship: signing would
+# only fail noisily.  Secure Boot users install through DKMS, which signs
+# with the machine owner key.
+MODINST = $(MAKE) -C $(KDIR) M=$(KOUT) INSTALL_MOD_PATH=$(DESTDIR) \
+	INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= modules_install
+
+.PHONY: install-module install-lib install-headers install-stat install-man \
+	install-udev install-modprobe install-fortran
+
+install: install-module install-lib install-headers install-stat install-man \
+	install-udev install-modprobe install-fortran
+
+install-module:
+	@if [ -f $(KO) ]; then \
+		echo "$(MODINST)"; $(MODINST) || exit 1; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
+	else echo "note: $(KO) not built: module not installed" \
+		"(make modules KVER=$(KVER) first)"; fi
+
+install-lib: lib
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 0755 $(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sfn libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so
+	$(INSTALL) -m 0644 $(LIBDIR_OUT)/libkfdpool.a $(DESTDIR)$(LIBDIR)/
+	# kfdpool.pc for this PREFIX and LIBDIR, whatever PREFIX the build had.
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
+		$(SRC)/userlib/kfdpool.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+
+install-headers:
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 0644 $(UAPI_HEADERS) $(DESTDIR)$(INCLUDEDIR)/linux/
+
+install-stat: stat
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(STAT_OUT)/kfdpool-stat $(DESTDIR)$(BINDIR)/
+
+install-man:
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	$(if $(MAN1),$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
+	$(if $(MAN3),$(INSTALL) -m 0644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
+
+install-udev:
+	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
+	$(INSTALL) -m 0644 $(SRC)/packaging/60-kfdpool.rules $(DESTDIR)$(UDEVRULESDIR)/
+
+# An example: every option is commented out.  Never overwrite a file the
+# administrator may have edited.
+install-modprobe:
+	$(INSTALL) -d $(DESTDIR)$(MODPROBEDIR)
+	@if [ -e $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf ]; then \
+		echo "note: $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf exists: left as it is"; \
+	else echo "install $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf"; \
+		$(INSTALL) -m 0644 $(SRC)/packaging/kfdpool.modprobe.conf \
+		$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+
+ifeq ($(HAVE_FC),y)
+install-fortran: fortran
+	$(INSTALL) -d $(DESTDIR)$(FMODDIR)
+	$(INSTALL) -m 0644 $(FORTRAN_OUT)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/
+	$(INSTALL) -m 0644 $(FORTRAN_MOD_SRC) $(DESTDIR)$(FMODDIR)/
+else
+install-fortran:
+	@echo "note: no Fortran compiler: Fortran module not installed"
+endif
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.xz \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.gz \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.zst
+	-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null
+	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then depmod -a $(KVER); fi
+	rm -f $(DESTDIR)$(LIBDIR)/libkfdpool.so.$(LIB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so \
+		$(DESTDIR)$(LIBDIR)/libkfdpool.a $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
+		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
+	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-kfdpool.rules
+	# The modprobe.d example goes only if nobody edited it.
+	if cmp -s $(SRC)/packaging/kfdpool.modprobe.conf $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; then \
+		rm -f $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+	rm -f $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.f90
+	-rmdir $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)/kfdpool 2>/dev/null
+
+# For the running kernel if it has a build tree, else Debian's 6.12.
+IC_KVER = $(if $(wildcard $(KDIR)/Makefile),$(KVER),$(shell $(SRC)/tools/kernels 6.12))
+install-check: lib stat fortran
+	$(SRC)/packaging/install-check $(SRC) $(BUILD)/install-check $(IC_KVER)
+
+# ---------------------------------------------------------------- DKMS
+# The files the module build needs, laid out as dkms.conf expects them.
+DKMS_FILES := dkms.conf Kbuild tools/kprobe-features uapi/linux/kfdpool.h \
+	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c))
+DKMS_SRCDIR ?= /usr/src/kfdpool-$(PKG_VERSION)
+
+dkms-src:
+	@set -e; for f in $(DKMS_FILES); do \
+		$(INSTALL) -D -m $$(if [ -x $(SRC)/$$f ]; then echo 0755; else echo 0644; fi) \
+			$(SRC)/$$f $(DESTDIR)$(DKMS_SRCDIR)/$$f; done
+	@echo "DKMS source in $(DESTDIR)$(DKMS_SRCDIR): dkms add -m kfdpool -v $(PKG_VERSION)"
+
+dkms-check:
+	$(SRC)/packaging/dkms-check $(SRC) $(BUILD)/dkms

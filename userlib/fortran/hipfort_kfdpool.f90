@@ -1,0 +1,340 @@
+! SPDX-License-Identifier: MIT
+!
+! hipfort_kfdpool: Fortran interfaces to libkfdpool's HIP memory pool API.
+!
+! The procedure names, dummy argument names, kinds and value/reference
+! conventions are hipfort's, so Fortran code written against hipfort's
+! mempool interfaces compiles unchanged against this module and links
+! against libkfdpool:
+!
+!   - opaque handles (hipMemPool_t, hipStream_t) and plain pointers (void *)
+!     are type(c_ptr), value;
+!   - out-handles and out-pointers (hipMemPool_t *, void **) are
+!     type(c_ptr) passed by reference;
+!   - structs (hipMemPoolProps *, hipMemPoolPtrExportData *, ...) are the
+!     bind(c) derived types below, passed by reference;
+!   - size_t is integer(c_size_t), value; enums are integer(c_int), value
+!     (kind(hipSuccess) and friends); unsigned int flags are integer(c_int);
+!   - every function returns integer(c_int), a hipError_t;
+!   - where C takes a pointer to a struct (hipMemPoolCreate's props, the
+!     export data, hipMemPoolSetAccess's list) the name is generic: the
+!     derived type by reference, or a type(c_ptr) by value (c_loc of it),
+!     and for the access list an array or a scalar.  Specific names end in
+!     "_" as in hipfort (hipMemPoolCreate_ is the by-reference form).
+!
+! The derived types have exactly the layout of the C structs (checked by
+! userlib/fortran/test/layout_check.c via the sizes printed by
+! kfdpool_f_layout).  hipMemPoolProps is the current HIP layout
+! (maxSize + reserved(56)), the same size and offsets as HIP 5.2's
+! reserved(64).  Its components default to zero, as the library requires of
+! the reserved bytes.
+!
+! The kfdpool* procedures at the end are libkfdpool's batch extensions.
+! The module has interfaces, types and constants only: using it needs the
+! .mod file and -lkfdpool, no Fortran object or library of its own.
+module hipfort_kfdpool
+  use iso_c_binding
+  implicit none
+
+  ! hipError_t (the values this API returns)
+  enum, bind(c)
+    enumerator :: hipSuccess = 0
+    enumerator :: hipErrorInvalidValue = 1
+    enumerator :: hipErrorOutOfMemory = 2
+    enumerator :: hipErrorNotInitialized = 3
+    enumerator :: hipErrorNoDevice = 100
+    enumerator :: hipErrorInvalidDevice = 101
+    enumerator :: hipErrorAlreadyMapped = 208
+    enumerator :: hipErrorInvalidHandle = 400
+    enumerator :: hipErrorNotFound = 500
+    enumerator :: hipErrorNotSupported = 801
+    enumerator :: hipErrorUnknown = 999
+  end enum
+
+  ! hipMemPoolAttr
+  enum, bind(c)
+    enumerator :: hipMemPoolReuseFollowEventDependencies = 1
+    enumerator :: hipMemPoolReuseAllowOpportunistic = 2
+    enumerator :: hipMemPoolReuseAllowInternalDependencies = 3
+    enumerator :: hipMemPoolAttrReleaseThreshold = 4
+    enumerator :: hipMemPoolAttrReservedMemCurrent = 5
+    enumerator :: hipMemPoolAttrReservedMemHigh = 6
+    enumerator :: hipMemPoolAttrUsedMemCurrent = 7
+    enumerator :: hipMemPoolAttrUsedMemHigh = 8
+  end enum
+
+  ! hipMemLocationType
+  enum, bind(c)
+    enumerator :: hipMemLocationTypeInvalid = 0
+    enumerator :: hipMemLocationTypeDevice = 1
+    enumerator :: hipMemLocationTypeHost = 2
+  end enum
+
+  ! hipMemAccessFlags
+  enum, bind(c)
+    enumerator :: hipMemAccessFlagsProtNone = 0
+    enumerator :: hipMemAccessFlagsProtRead = 1
+    enumerator :: hipMemAccessFlagsProtReadWrite = 3
+  end enum
+
+  ! hipMemAllocationType
+  enum, bind(c)
+    enumerator :: hipMemAllocationTypeInvalid = 0
+    enumerator :: hipMemAllocationTypePinned = 1
+    enumerator :: hipMemAllocationTypeMax = int(z'7FFFFFFF')
+  end enum
+
+  ! hipMemAllocationHandleType
+  enum, bind(c)
+    enumerator :: hipMemHandleTypeNone = 0
+    enumerator :: hipMemHandleTypePosixFileDescriptor = 1
+    enumerator :: hipMemHandleTypeWin32 = 2
+    enumerator :: hipMemHandleTypeWin32Kmt = 4
+    enumerator :: hipMemHandleTypeFabric = 8
+  end enum
+
+  type, bind(c) :: hipMemLocation
+    integer(c_int) :: type = hipMemLocationTypeInvalid
+    integer(c_int) :: id = 0
+  end type hipMemLocation
+
+  type, bind(c) :: hipMemAccessDesc
+    type(hipMemLocation) :: location
+    integer(c_int) :: flags = hipMemAccessFlagsProtNone
+  end type hipMemAccessDesc
+
+  type, bind(c) :: hipMemPoolProps
+    integer(c_int) :: allocType = hipMemAllocationTypeInvalid
+    integer(c_int) :: handleTypes = hipMemHandleTypeNone
+    type(hipMemLocation) :: location
+    type(c_ptr) :: win32SecurityAttributes = c_null_ptr
+    integer(c_size_t) :: maxSize = 0_c_size_t
+    integer(c_signed_char) :: reserved(56) = 0_c_signed_char
+  end type hipMemPoolProps
+
+  type, bind(c) :: hipMemPoolPtrExportData
+    integer(c_signed_char) :: reserved(64) = 0_c_signed_char
+  end type hipMemPoolPtrExportData
+
+  interface
+
+  end interface
+
+  ! Where C takes a pointer to a struct, the generic accepts the derived
+  ! type (by reference) or a type(c_ptr) by value (c_loc() of it), so code
+  ! written for either hipfort convention compiles.
+  interface hipMemPoolCreate
+    function hipMemPoolCreate_(mem_pool, pool_props) result(res) &
+        bind(c, name="hipMemPoolCreate")
+      import :: c_ptr, c_int, hipMemPoolProps
+      type(c_ptr) :: mem_pool
+      type(hipMemPoolProps) :: pool_props
+      integer(c_int) :: res
+    end function hipMemPoolCreate_
+    function hipMemPoolCreate_cptr(mem_pool, pool_props) result(res) &
+        bind(c, name="hipMemPoolCreate")
+      import :: c_ptr, c_int
+      type(c_ptr) :: mem_pool
+      type(c_ptr), value :: pool_props
+      integer(c_int) :: res
+    end function hipMemPoolCreate_cptr
+  end interface
+
+  interface
+
+    function hipMemPoolDestroy(mem_pool) result(res) &
+        bind(c, name="hipMemPoolDestroy")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: mem_pool
+      integer(c_int) :: res
+    end function hipMemPoolDestroy
+
+    function hipMallocFromPoolAsync(dev_ptr, size, mem_pool, stream) result(res) &
+        bind(c, name="hipMallocFromPoolAsync")
+      import :: c_ptr, c_int, c_size_t
+      type(c_ptr) :: dev_ptr
+      integer(c_size_t), value :: size
+      type(c_ptr), value :: mem_pool
+      type(c_ptr), value :: stream
+      integer(c_int) :: res
+    end function hipMallocFromPoolAsync
+
+    function hipFreeAsync(dev_ptr, stream) result(res) &
+        bind(c, name="hipFreeAsync")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: dev_ptr
+      type(c_ptr), value :: stream
+      integer(c_int) :: res
+    end function hipFreeAsync
+
+    function hipMemPoolTrimTo(mem_pool, min_bytes_to_hold) result(res) &
+        bind(c, name="hipMemPoolTrimTo")
+      import :: c_ptr, c_int, c_size_t
+      type(c_ptr), value :: mem_pool
+      integer(c_size_t), value :: min_bytes_to_hold
+      integer(c_int) :: res
+    end function hipMemPoolTrimTo
+
+    function hipMemPoolSetAttribute(mem_pool, attr, value) result(res) &
+        bind(c, name="hipMemPoolSetAttribute")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: mem_pool
+      integer(c_int), value :: attr
+      type(c_ptr), value :: value
+      integer(c_int) :: res
+    end function hipMemPoolSetAttribute
+
+    function hipMemPoolGetAttribute(mem_pool, attr, value) result(res) &
+        bind(c, name="hipMemPoolGetAttribute")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: mem_pool
+      integer(c_int), value :: attr
+      type(c_ptr), value :: value
+      integer(c_int) :: res
+    end function hipMemPoolGetAttribute
+
+  end interface
+
+  ! desc_list: an array, a scalar (count 1) or c_loc() of either.
+  interface hipMemPoolSetAccess
+    function hipMemPoolSetAccess_(mem_pool, desc_list, count) result(res) &
+        bind(c, name="hipMemPoolSetAccess")
+      import :: c_ptr, c_int, c_size_t, hipMemAccessDesc
+      type(c_ptr), value :: mem_pool
+      type(hipMemAccessDesc) :: desc_list(*)
+      integer(c_size_t), value :: count
+      integer(c_int) :: res
+    end function hipMemPoolSetAccess_
+    function hipMemPoolSetAccess_scalar(mem_pool, desc_list, count) result(res) &
+        bind(c, name="hipMemPoolSetAccess")
+      import :: c_ptr, c_int, c_size_t, hipMemAccessDesc
+      type(c_ptr), value :: mem_pool
+      type(hipMemAccessDesc) :: desc_list
+      integer(c_size_t), value :: count
+      integer(c_int) :: res
+    end function hipMemPoolSetAccess_scalar
+    function hipMemPoolSetAccess_cptr(mem_pool, desc_list, count) result(res) &
+        bind(c, name="hipMemPoolSetAccess")
+      import :: c_ptr, c_int, c_size_t
+      type(c_ptr), value :: mem_pool
+      type(c_ptr), value :: desc_list
+      integer(c_size_t), value :: count
+      integer(c_int) :: res
+    end function hipMemPoolSetAccess_cptr
+  end interface
+
+  interface
+
+    function hipMemPoolGetAccess(flags, mem_pool, location) result(res) &
+        bind(c, name="hipMemPoolGetAccess")
+      import :: c_ptr, c_int, hipMemLocation
+      integer(c_int) :: flags
+      type(c_ptr), value :: mem_pool
+      type(hipMemLocation) :: location
+      integer(c_int) :: res
+    end function hipMemPoolGetAccess
+
+    ! shared_handle: c_loc() of an integer(c_int) that receives the pool fd
+    ! (hipMemHandleTypePosixFileDescriptor), or of a kfdpoolFabricHandle.
+    function hipMemPoolExportToShareableHandle(shared_handle, mem_pool, &
+        handle_type, flags) result(res) &
+        bind(c, name="hipMemPoolExportToShareableHandle")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: shared_handle
+      type(c_ptr), value :: mem_pool
+      integer(c_int), value :: handle_type
+      integer(c_int), value :: flags
+      integer(c_int) :: res
+    end function hipMemPoolExportToShareableHandle
+
+    ! shared_handle: for a file descriptor, the fd itself carried in the
+    ! pointer, as C passes (void *)(uintptr_t)fd:
+    !   transfer(int(fd, c_intptr_t), c_null_ptr)
+    ! for a fabric handle, c_loc() of the 64-byte handle.
+    function hipMemPoolImportFromShareableHandle(mem_pool, shared_handle, &
+        handle_type, flags) result(res) &
+        bind(c, name="hipMemPoolImportFromShareableHandle")
+      import :: c_ptr, c_int
+      type(c_ptr) :: mem_pool
+      type(c_ptr), value :: shared_handle
+      integer(c_int), value :: handle_type
+      integer(c_int), value :: flags
+      integer(c_int) :: res
+    end function hipMemPoolImportFromShareableHandle
+
+  end interface
+
+  interface hipMemPoolExportPointer
+    function hipMemPoolExportPointer_(export_data, dev_ptr) result(res) &
+        bind(c, name="hipMemPoolExportPointer")
+      import :: c_ptr, c_int, hipMemPoolPtrExportData
+      type(hipMemPoolPtrExportData) :: export_data
+      type(c_ptr), value :: dev_ptr
+      integer(c_int) :: res
+    end function hipMemPoolExportPointer_
+    function hipMemPoolExportPointer_cptr(export_data, dev_ptr) result(res) &
+        bind(c, name="hipMemPoolExportPointer")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: export_data
+      type(c_ptr), value :: dev_ptr
+      integer(c_int) :: res
+    end function hipMemPoolExportPointer_cptr
+  end interface
+
+  interface hipMemPoolImportPointer
+    function hipMemPoolImportPointer_(dev_ptr, mem_pool, export_data) result(res) &
+        bind(c, name="hipMemPoolImportPointer")
+      import :: c_ptr, c_int, hipMemPoolPtrExportData
+      type(c_ptr) :: dev_ptr
+      type(c_ptr), value :: mem_pool
+      type(hipMemPoolPtrExportData) :: export_data
+      integer(c_int) :: res
+    end function hipMemPoolImportPointer_
+    function hipMemPoolImportPointer_cptr(dev_ptr, mem_pool, export_data) result(res) &
+        bind(c, name="hipMemPoolImportPointer")
+      import :: c_ptr, c_int
+      type(c_ptr) :: dev_ptr
+      type(c_ptr), value :: mem_pool
+      type(c_ptr), value :: export_data
+      integer(c_int) :: res
+    end function hipMemPoolImportPointer_cptr
+  end interface
+
+  interface
+
+    ! ---- libkfdpool batch extensions ----
+
+    ! Export count pointers at once; results(i) gets each one's hipError_t.
+    function kfdpoolExportPointers(export_data, dev_ptrs, count, results) &
+        result(res) bind(c, name="kfdpoolExportPointers")
+      import :: c_ptr, c_int, c_size_t, hipMemPoolPtrExportData
+      type(hipMemPoolPtrExportData) :: export_data(*)
+      type(c_ptr) :: dev_ptrs(*)
+      integer(c_size_t), value :: count
+      integer(c_int) :: results(*)
+      integer(c_int) :: res
+    end function kfdpoolExportPointers
+
+    function kfdpoolImportPointers(dev_ptrs, mem_pool, export_data, count, &
+        results) result(res) bind(c, name="kfdpoolImportPointers")
+      import :: c_ptr, c_int, c_size_t, hipMemPoolPtrExportData
+      type(c_ptr) :: dev_ptrs(*)
+      type(c_ptr), value :: mem_pool
+      type(hipMemPoolPtrExportData) :: export_data(*)
+      integer(c_size_t), value :: count
+      integer(c_int) :: results(*)
+      integer(c_int) :: res
+    end function kfdpoolImportPointers
+
+    function kfdpoolFreePointers(ptrs, count, results) result(res) &
+        bind(c, name="kfdpoolFreePointers")
+      import :: c_ptr, c_int, c_size_t
+      type(c_ptr) :: ptrs(*)
+      integer(c_size_t), value :: count
+      integer(c_int) :: results(*)
+      integer(c_int) :: res
+    end function kfdpoolFreePointers
+
+  end interface
+
+end module hipfort_kfdpool
