@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Fault injection: every allocation (failslab) and user copy
+ * (fail_usercopy) a kfdpool command makes is failed in turn, with
+ * /proc/thread-self/fail-nth: the n-th fault point this thread reaches
+ * fails, for n = 1, 2, ... until the command no longer reaches an n-th.
+ * Each time the command must fail cleanly (ENOMEM or EFAULT) or succeed,
+ * and leave nothing behind: the pool's figures unchanged by a failed
+ * command, no new fd, and once everything is closed the dma-buf count, the
+ * pool count and the module's reference count back to their baselines.
+ * Leaked kernel objects are kmemleak's to find (tools/vm/kmemleak-check).
+ *
+ * A second test fails allocations at random (probability, task filter,
+ * /proc/self/make-it-fail) under a random workload.
+ *
+ * Needs CONFIG_FAULT_INJECTION_DEBUG_FS and CONFIG_FAILSLAB (the debug
+ * kernel); skips elsewhere.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "reliability.h"
+#include "kselftest_harness.h"
+
+#define FI_FAILSLAB "/sys/kernel/debug/failslab/"
+#define FI_USERCOPY "/sys/kernel/debug/fail_usercopy/"
+#define FI_BUF_SIZE (4 * 4096)
+#define FI_MAX_NTH 2000
+
+/* Settings changed, to be put back. */
+static const char *const fi_knobs[] = {
+	FI_FAILSLAB "ignore-gfp-wait", FI_FAILSLAB "verbose",
+	FI_FAILSLAB "probability", FI_FAILSLAB "interval",
+	FI_FAILSLAB "times", FI_FAILSLAB "space", FI_FAILSLAB "task-filter",
+	FI_USERCOPY "verbose", FI_USERCOPY "probability",
+	FI_USERCOPY "interval", FI_USERCOPY "times", FI_USERCOPY "space",
+	FI_USERCOPY "task-filter",
+};
+#define FI_NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
+
+static int fi_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int fi_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	return 0;
+}
+
+/* The state a case works on: made fresh for every n. */
+struct fi_state {
+	int ctl, pool, imp, buf, out;
+	uint32_t entry;
+	struct kfdpool_record rec;
+	struct rel_ring ring;
+	bool have_ring;
+	struct kfdpool_export ex[4];
+	struct kfdpool_import im[4];
+	struct kfdpool_revoke rv[4];
+	struct kfdpool_release rl[4];
+	char fdinfo[64];
+	struct kfdpool_pool_handle handle;
+	char page[4096];
+};
+
+/* What a case needs before its call. */
+enum {
+	FI_POOL = 1,		/* an owner fd */
+	FI_PIN = 2,		/* a pinned dma-buf */
+	FI_REC = 4,		/* an export record of it */
+	FI_IMP = 8,		/* an import fd */
+	FI_HELD = 16,		/* the import fd holds an import of the entry */
+	FI_RING = 32,		/* an io_uring with 128-byte SQEs */
+	FI_UNDONE = 64,		/* a late EFAULT may leave the deed done */
+	FI_HANDLE = 128,	/* a 64-byte handle of the pool */
+};
+
+struct fi_case {
+	const char *name;
+	/*
+	 * FI_* it needs, and FI_UNDONE when the command takes something away
+	 * (unpin, revoke, release): if only the copy back of its result
+	 * failed, the deed is done and cannot be undone, so a failure may
+	 * leave the figures changed.  Commands that make something (pin,
+	 * export, import, fds) must undo it when the caller cannot learn of it.
+	 */
+	unsigned int needs;
+	/* The one call; returns >= 0 or -errno. */
+	long (*call)(struct fi_state *s);
+	/* After a success: close what the call made. */
+	void (*reap)(struct fi_state *s, long ret);
+};
+
+static long fi_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	long ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static long fi_create(struct fi_state *s)
+{
+	struct kfdpool_pool_create c = { .handle_types = KFDPOOL_HANDLE_TYPES_ALL,
+					 .name = "fi" };
+	long ret = fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_CREATE, &c);
+
+	s->out = ret ? -1 : c.fd;
+	return ret;
+}
+
+static long fi_query(struct fi_state *s)
+{
+	struct kfdpool_query q = {};
+
+	return fi_ioctl(s->ctl, KFDPOOL_IOC_QUERY, &q);
+}
+
+static long fi_pool_export(struct fi_state *s)
+{
+	struct kfdpool_pool_export e = {};
+	long ret = fi_ioctl(s->pool, KFDPOOL_IOC_POOL_EXPORT, &e);
+
+	s->out = ret ? -1 : e.fd;
+	return ret;
+}
+
+static long fi_pin(struct fi_state *s)
+{
+	struct kfdpool_pin p = { .dmabuf_fd = s->buf, .cookie = 7 };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_PIN, &p);
+}
+
+static long fi_unpin(struct fi_state *s)
+{
+	struct kfdpool_unpin u = { .entry_id = s->entry };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_UNPIN, &u);
+}
+
+static long fi_export(struct fi_state *s)
+{
+	struct kfdpool_export e = { .entry_id = s->entry, .offset = 4096,
+				    .size = 4096 };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_EXPORT, &e);
+}
+
+static long fi_revoke(struct fi_state *s)
+{
+	struct kfdpool_revoke r = { .record = s->rec };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_REVOKE, &r);
+}
+
+static long fi_import(struct fi_state *s)
+{
+	struct kfdpool_import i = { .record = s->rec };
+	long ret = fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT, &i);
+
+	s->out = ret ? -1 : i.fd;
+	return ret;
+}
+
+static long fi_validate(struct fi_state *s)
+{
+	struct kfdpool_import i = { .record = s->rec,
+				    .flags = KFDPOOL_IMPORT_VALIDATE };
+
+	return fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT, &i);
+}
+
+static long fi_release(struct fi_state *s)
+{
+	struct kfdpool_release r = { .entry_id = s->entry };
+
+	return fi_ioctl(s->imp, KFDPOOL_IOC_RELEASE, &r);
+}
+
+static long fi_stats(struct fi_state *s)
+{
+	struct kfdpool_pool_stats st = {};
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_POOL_STATS, &st);
+}
+
+static long fi_batch(struct fi_state *s, int fd, unsigned long cmd, void *ops,
+		     size_t esz)
+{
+	struct kfdpool_batch b = { .ops = (uintptr_t)ops, .count = 4,
+				   .elem_size = esz };
+
+	return fi_ioctl(fd, cmd, &b);
+}
+
+static long fi_export_batch(struct fi_state *s)
+{
+	int i;
+
+	memset(s->ex, 0, sizeof(s->ex));
+	for (i = 0; i < 4; i++) {
+		s->ex[i].entry_id = s->entry;
+		s->ex[i].offset = i * 1024;
+		s->ex[i].size = 512;
+	}
+	return fi_batch(s, s->pool, KFDPOOL_IOC_EXPORT_BATCH, s->ex,
+			sizeof(s->ex[0]));
+}
+
+static long fi_import_batch(struct fi_state *s)
+{
+	int i;
+
+	memset(s->im, 0, sizeof(s->im));
+	for (i = 0; i < 4; i++)
+		s->im[i].record = s->rec;
+	return fi_batch(s, s->imp, KFDPOOL_IOC_IMPORT_BATCH, s->im,
+			sizeof(s->im[0]));
+}
+
+static long fi_revoke_batch(struct fi_state *s)
+{
+	int i;
+
+	/* One live record and three that no longer are. */
+	memset(s->rv, 0, sizeof(s->rv));
+	for (i = 0; i < 4; i++)
+		s->rv[i].record = s->rec;
+	return fi_batch(s, s->pool, KFDPOOL_IOC_REVOKE_BATCH, s->rv,
+			sizeof(s->rv[0]));
+}
+
+static long fi_release_batch(struct fi_state *s)
+{
+	int i;
+
+	memset(s->rl, 0, sizeof(s->rl));
+	for (i = 0; i < 4; i++)
+		s->rl[i].entry_id = s->entry;
+	return fi_batch(s, s->imp, KFDPOOL_IOC_RELEASE_BATCH, s->rl,
+			sizeof(s->rl[0]));
+}
+
+static long fi_uring(struct fi_state *s, int fd, uint32_t op, void *p,
+		     size_t len)
+{
+	int res = 0, ret;
+
+	ret = rel_uring_cmd(&s->ring, fd, op, p, len, &res);
+	return ret ? ret : res;
+}
+
+static long fi_uring_export(struct fi_state *s)
+{
+	struct kfdpool_uring_export ue = { .entry_id = s->entry, .size = 64,
+					   .record_ptr = (uintptr_t)s->page };
+
+	return fi_uring(s, s->pool, KFDPOOL_URING_EXPORT, &ue, sizeof(ue));
+}
+
+static long fi_uring_import(struct fi_state *s)
+{
+	struct kfdpool_uring_record ur = { .record = s->rec };
+	long ret = fi_uring(s, s->imp, KFDPOOL_URING_IMPORT, &ur, sizeof(ur));
+
+	s->out = ret > 0 ? ret : -1;
+	return ret;
+}
+
+static long fi_uring_revoke(struct fi_state *s)
+{
+	struct kfdpool_uring_record ur = { .record = s->rec };
+
+	return fi_uring(s, s->pool, KFDPOOL_URING_REVOKE, &ur, sizeof(ur));
+}
+
+static long fi_uring_export_batch(struct fi_state *s)
+{
+	struct kfdpool_batch b = { .ops = (uintptr_t)s->ex, .count = 4,
+				   .elem_size = sizeof(s->ex[0]) };
+	int i;
+
+	memset(s->ex, 0, sizeof(s->ex));
+	for (i = 0; i < 4; i++) {
+		s->ex[i].entry_id = s->entry;
+		s->ex[i].size = 100;
+	}
+	return fi_uring(s, s->pool, KFDPOOL_IOC_EXPORT_BATCH, &b, sizeof(b));
+}
+
+static long fi_handle_export(struct fi_state *s)
+{
+	struct kfdpool_handle_export h = { .policy = KFDPOOL_HANDLE_POLICY_UID };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_EXPORT, &h);
+}
+
+static long fi_import_handle(struct fi_state *s)
+{
+	struct kfdpool_pool_import_handle ih = { .handle = s->handle };
+	long ret = fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_IMPORT_HANDLE, &ih);
+
+	s->out = ret ? -1 : ih.fd;
+	return ret;
+}
+
+static long fi_rotate(struct fi_state *s)
+{
+	struct kfdpool_handle_rotate r = {};
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_ROTATE, &r);
+}
+
+/* fdinfo: the show callback allocates; a failure may shorten the text. */
+static long fi_fdinfo(struct fi_state *s)
+{
+	int fd = open(s->fdinfo, O_RDONLY | O_CLOEXEC);
+	long n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, s->page, sizeof(s->page));
+	n = n < 0 ? -errno : n;
+	close(fd);
+	return n;
+}
+
+static void fi_reap_out(struct fi_state *s, long ret)
+{
+	if (s->out >= 0)
+		close(s->out);
+	s->out = -1;
+}
+
+static void fi_reap_import_batch(struct fi_state *s, long ret)
+{
+	long i;
+
+	for (i = 0; i < ret && i < 4; i++)
+		if (!s->im[i].status && s->im[i].fd >= 0)
+			close(s->im[i].fd);
+}
+
+static const struct fi_case fi_cases[] = {
+	{ "QUERY", 0, fi_query, NULL },
+	{ "POOL_CREATE", 0, fi_create, fi_reap_out },
+	{ "POOL_EXPORT", FI_POOL, fi_pool_export, fi_reap_out },
+	{ "POOL_STATS", FI_POOL, fi_stats, NULL },
+	{ "PIN", FI_POOL, fi_pin, NULL },
+	{ "UNPIN", FI_POOL | FI_PIN | FI_REC | FI_UNDONE, fi_unpin, NULL },
+	{ "UNPIN (draining)",
+	  FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD | FI_UNDONE,
+	  fi_unpin, NULL },
+	{ "EXPORT", FI_POOL | FI_PIN, fi_export, NULL },
+	{ "REVOKE", FI_POOL | FI_PIN | FI_REC | FI_UNDONE, fi_revoke, NULL },
+	{ "IMPORT", FI_POOL | FI_PIN | FI_REC | FI_IMP, fi_import, fi_reap_out },
+	{ "IMPORT (again)", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD,
+	  fi_import, fi_reap_out },
+	{ "IMPORT (validate)", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD,
+	  fi_validate, NULL },
+	{ "RELEASE", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD | FI_UNDONE,
+	  fi_release, NULL },
+	{ "EXPORT_BATCH", FI_POOL | FI_PIN, fi_export_batch, NULL },
+	{ "IMPORT_BATCH", FI_POOL | FI_PIN | FI_REC | FI_IMP, fi_import_batch,
+	  fi_reap_import_batch },
+	{ "REVOKE_BATCH", FI_POOL | FI_PIN | FI_REC | FI_UNDONE,
+	  fi_revoke_batch, NULL },
+	{ "RELEASE_BATCH", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD |
+	  FI_UNDONE, fi_release_batch, NULL },
+	{ "uring EXPORT", FI_POOL | FI_PIN | FI_RING, fi_uring_export, NULL },
+	{ "uring IMPORT", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_RING,
+	  fi_uring_import, fi_reap_out },
+	{ "uring REVOKE", FI_POOL | FI_PIN | FI_REC | FI_RING | FI_UNDONE,
+	  fi_uring_revoke, NULL },
+	{ "uring EXPORT_BATCH", FI_POOL | FI_PIN | FI_RING,
+	  fi_uring_export_batch, NULL },
+	{ "HANDLE_EXPORT", FI_POOL, fi_handle_export, NULL },
+	{ "POOL_IMPORT_HANDLE", FI_POOL | FI_HANDLE, fi_import_handle,
+	  fi_reap_out },
+	{ "HANDLE_ROTATE", FI_POOL | FI_HANDLE, fi_rotate, NULL },
+	{ "fdinfo", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD, fi_fdinfo, NULL },
+};
+
+#define FI_NCASES (sizeof(fi_cases) / sizeof(fi_cases[0]))
+
+static int fi_prepare(struct fi_state *s, unsigned int needs)
+{
+	struct kfdpool_import imp;
+	long id;
+	int ret;
+
+	s->pool = s->imp = s->buf = s->out = -1;
+	s->have_ring = false;
+	if (!needs)
+		return 0;
+	s->pool = rel_pool_create(s->ctl, 0, KFDPOOL_HANDLE_TYPES_ALL, "fi");
+	if (s->pool < 0)
+		return s->pool;
+	snprintf(s->fdinfo, sizeof(s->fdinfo), "/proc/self/fdinfo/%d", s->pool);
+	s->buf = rel_dmabuf_new(FI_BUF_SIZE);
+	if (s->buf < 0)
+		return s->buf;
+	if (needs & FI_PIN) {
+		id = rel_pin(s->pool, s->buf, 7);
+		if (id < 0)
+			return id;
+		s->entry = id;
+	}
+	if (needs & FI_REC) {
+		ret = rel_export(s->pool, s->entry, 0, 4096, &s->rec);
+		if (ret)
+			return ret;
+	}
+	if (needs & FI_IMP) {
+		s->imp = rel_pool_export(s->pool);
+		if (s->imp < 0)
+			return s->imp;
+	}
+	if (needs & FI_HELD) {
+		ret = rel_import(s->imp, &s->rec, 0, &imp);
+		if (ret < 0)
+			return ret;
+		close(ret);
+	}
+	if (needs & FI_HANDLE) {
+		struct kfdpool_handle_export h = {
+			.policy = KFDPOOL_HANDLE_POLICY_UID,
+		};
+
+		ret = rel_ioctl(s->pool, KFDPOOL_IOC_HANDLE_EXPORT, &h);
+		if (ret)
+			return ret;
+		s->handle = h.handle;
+	}
+	if (needs & FI_RING) {
+		ret = rel_ring_init(&s->ring, 4, IORING_SETUP_SQE128);
+		if (ret)
+			return ret;
+		s->have_ring = true;
+	}
+	return 0;
+}
+
+static void fi_cleanup(struct fi_state *s)
+{
+	if (s->have_ring)
+		rel_ring_exit(&s->ring);
+	if (s->out >= 0)
+		close(s->out);
+	if (s->imp >= 0)
+		close(s->imp);
+	if (s->buf >= 0)
+		close(s->buf);
+	if (s->pool >= 0)
+		close(s->pool);
+	s->pool = s->imp = s->buf = s->out = -1;
+	s->have_ring = false;
+}
+
+FIXTURE(fi) {
+	int nth;		/* /proc/thread-self/fail-nth */
+	char saved[FI_NKNOBS][32];
+	bool have_saved[FI_NKNOBS];
+	struct fi_state s;
+	struct rel_counts base;
+};
+
+FIXTURE_SETUP(fi)
+{
+	unsigned int i;
+	int fd;
+
+	self->nth = -1;
+	memset(self->have_saved, 0, sizeof(self->have_saved));
+	self->s.ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
+	if (self->s.ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(errno));
+	if (access(FI_FAILSLAB "probability", W_OK))
+		SKIP(return, "no failslab in debugfs (needs CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	self->nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (self->nth < 0)
+		SKIP(return, "/proc/thread-self/fail-nth: %s", strerror(errno));
+	fd = rel_dmabuf_new(FI_BUF_SIZE);
+	if (fd < 0)
+		SKIP(return, "no dma-buf source: %s", strerror(-fd));
+	close(fd);
+
+	for (i = 0; i < FI_NKNOBS; i++)
+		self->have_saved[i] = !fi_read(fi_knobs[i], self->saved[i],
+					       sizeof(self->saved[i]));
+	/*
+	 * Fail sleeping allocations too (GFP_KERNEL is what the module
+	 * uses), quietly: a stack dump per failure would read as a kernel
+	 * report to the VM runner.  fail-nth works whatever the probability;
+	 * keep the random mode off until a test turns it on.
+	 */
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "0"));
+	fi_write(FI_USERCOPY "verbose", "0");
+	fi_write(FI_USERCOPY "probability", "0");
+	rel_counts_read(&self->base);
+	/* The control fd is part of the baseline. */
+}
+
+/* Write, retrying: a failing allocation may fail the write itself. */
+static void fi_write_hard(const char *path, const char *val)
+{
+	int i;
+
+	for (i = 0; i < 100; i++)
+		if (!fi_write(path, val))
+			return;
+}
+
+FIXTURE_TEARDOWN(fi)
+{
+	unsigned int i;
+
+	/* Stop the failures before anything else. */
+	fi_write_hard("/proc/self/make-it-fail", "0");
+	fi_write_hard(FI_FAILSLAB "probability", "0");
+	fi_write_hard(FI_USERCOPY "probability", "0");
+	for (i = 0; i < FI_NKNOBS; i++)
+		if (self->have_saved[i])
+			fi_write_hard(fi_knobs[i], self->saved[i]);
+}
+
+/*
+ * Fail the @n-th fault point of the next call; returns true if one was
+ * failed.  The reads and writes of fail-nth reach fault points of their
+ * own only while the count is still running, which is harmless: see below.
+ */
+static void fi_nth_set(int fd, unsigned int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n);
+
+	if (pwrite(fd, buf, len, 0) != len)
+		abort();
+}
+
+static bool fi_nth_injected(int fd)
+{
+	char buf[16] = "1";
+	ssize_t r;
+
+	/*
+	 * 0 means the n-th point was reached and failed.  If the count is
+	 * still running this read's own copy-out may be the n-th point and
+	 * fail (EFAULT): not injected into the call either.
+	 */
+	r = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (r > 0)
+		buf[r] = 0;
+	/* One write of 0 always ends with the count at 0. */
+	if (pwrite(fd, "0", 1, 0) != 1)
+		pwrite(fd, "0", 1, 0);
+	return r > 0 && atoi(buf) == 0;
+}
+
+TEST_F_TIMEOUT(fi, every_fault_point_in_turn, 3000)
+{
+	unsigned long long faults = 0, failed_calls = 0, ok_calls = 0;
+	struct kfdpool_pool_stats st0, st1;
+	struct fi_state *s = &self->s;
+	struct rel_counts now;
+	unsigned int c, n;
+
+	for (c = 0; c < FI_NCASES; c++) {
+		const struct fi_case *fc = &fi_cases[c];
+		unsigned int points = 0;
+
+		for (n = 1; n <= FI_MAX_NTH; n++) {
+			bool injected;
+			int fds;
+			long ret;
+
+			ASSERT_EQ(0, fi_prepare(s, fc->needs))
+				TH_LOG("%s: set-up failed", fc->name);
+			if (s->pool >= 0)
+				ASSERT_EQ(0, rel_stats(s->pool, &st0));
+			fds = rel_fd_count();
+
+			fi_nth_set(self->nth, n);
+			ret = fc->call(s);
+			injected = fi_nth_injected(self->nth);
+
+			if (!injected) {
+				/* Fewer than n points: all were failed once. */
+				points = n - 1;
+				EXPECT_LE(0, ret) TH_LOG("%s: fails without injection: %s",
+							 fc->name, strerror(-ret));
+				if (ret >= 0 && fc->reap)
+					fc->reap(s, ret);
+				fi_cleanup(s);
+				break;
+			}
+			faults++;
+			if (ret < 0) {
+				failed_calls++;
+				EXPECT_TRUE(ret == -ENOMEM || ret == -EFAULT ||
+					    (ret == -EAGAIN &&
+					     (fc->needs & FI_RING)))
+					TH_LOG("%s, fault point %u: %s",
+					       fc->name, n, strerror(-ret));
+				/* Failed: nothing changed, no fd appeared. */
+				EXPECT_EQ(fds, rel_fd_count())
+					TH_LOG("%s, fault point %u: fd leaked",
+					       fc->name, n);
+				if (s->pool >= 0) {
+					const char *why;
+
+					ASSERT_EQ(0, rel_stats(s->pool, &st1));
+					why = rel_stats_invalid(&st1);
+					EXPECT_TRUE(why == NULL)
+						TH_LOG("%s, fault point %u: %s",
+						       fc->name, n, why);
+					if (!(ret == -EFAULT &&
+					      (fc->needs & FI_UNDONE)))
+						EXPECT_EQ(0, memcmp(&st0, &st1, sizeof(st0)))
+							TH_LOG("%s, fault point %u: failed with %s but the pool's figures changed (reserved %llu -> %llu, entries %u -> %u, records %u -> %u, imported %llu -> %llu)",
+							       fc->name, n, strerror(-ret),
+							       (unsigned long long)st0.reserved_bytes,
+							       (unsigned long long)st1.reserved_bytes,
+							       st0.entries, st1.entries,
+							       st0.records, st1.records,
+							       (unsigned long long)st0.imported_bytes,
+							       (unsigned long long)st1.imported_bytes);
+				}
+			} else {
+				ok_calls++;
+				if (fc->reap)
+					fc->reap(s, ret);
+			}
+			fi_cleanup(s);
+			ASSERT_TRUE(rel_counts_settle(&self->base, &now))
+				TH_LOG("%s, fault point %u: dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
+				       fc->name, n, self->base.dmabufs,
+				       now.dmabufs, self->base.pools, now.pools,
+				       self->base.refcnt, now.refcnt);
+		}
+		EXPECT_GT(FI_MAX_NTH, n) TH_LOG("%s: never ran out of fault points",
+					       fc->name);
+		ksft_print_msg("%-20s %3u fault points\n", fc->name, points);
+	}
+	ksft_print_msg("faultinject: %llu faults injected: %llu calls failed cleanly, %llu succeeded anyway\n",
+		       faults, failed_calls, ok_calls);
+	EXPECT_LT(0, faults);
+}
+
+/*
+ * Random failures: a fifth of this task's allocations and a twentieth of
+ * its user copies fail while it runs a random workload.  Every call must
+ * succeed or fail with an errno it may return, and afterwards the pools'
+ * figures must add up and, closed, leave nothing.
+ */
+TEST_F_TIMEOUT(fi, random_failures, 3000)
+{
+	uint64_t seed = rel_seed("KFDPOOL_FI_SEED");
+	uint64_t ops = rel_env_u64("KFDPOOL_FI_OPS", 3000);
+	unsigned long long calls = 0, fails = 0, bad = 0;
+	int pools[4] = { -1, -1, -1, -1 }, imps[4] = { -1, -1, -1, -1 };
+	struct kfdpool_record recs[16] = {};
+	uint32_t entries[16] = {};
+	int bufs[4], last_bad = 0, i;
+	struct kfdpool_pool_stats st;
+	struct rel_counts now;
+	uint64_t k;
+
+	for (i = 0; i < 4; i++) {
+		bufs[i] = rel_dmabuf_new(FI_BUF_SIZE);
+		ASSERT_LE(0, bufs[i]);
+	}
+	ksft_print_msg("KFDPOOL_FI_SEED=0x%llx KFDPOOL_FI_OPS=%llu\n",
+		       (unsigned long long)seed, (unsigned long long)ops);
+	/*
+	 * The task filter first and the probability last: with the filter
+	 * off every task's allocations would fail, init's included.
+	 */
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "task-filter", "Y"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "interval", "1"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "times", "-1"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "space", "0"));
+	if (!fi_write(FI_USERCOPY "task-filter", "Y")) {
+		fi_write(FI_USERCOPY "interval", "1");
+		fi_write(FI_USERCOPY "times", "-1");
+		fi_write(FI_USERCOPY "probability", "5");
+	}
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "20"));
+	ASSERT_EQ(0, fi_write("/proc/self/make-it-fail", "1"));
+
+	/* No output from here on: write(2) may fail too. */
+	for (k = 0; k < ops; k++) {
+		unsigned int p = rel_below(&seed, 4), j = rel_below(&seed, 16);
+		struct kfdpool_import imp;
+		long ret = 0;
+
+		switch (rel_below(&seed, 10)) {
+		case 0:
+			if (pools[p] >= 0) {
+				close(pools[p]);
+				pools[p] = -1;
+			} else {
+				ret = rel_pool_create(self->s.ctl, 0,
+						      KFDPOOL_HANDLE_TYPES_ALL,
+						      "fi-random");
+				pools[p] = ret >= 0 ? ret : -1;
+			}
+			break;
+		case 1:
+			if (imps[p] >= 0) {
+				close(imps[p]);
+				imps[p] = -1;
+			} else if (pools[p] >= 0) {
+				ret = rel_pool_export(pools[p]);
+				imps[p] = ret >= 0 ? ret : -1;
+			}
+			break;
+		case 2:
+			if (pools[p] >= 0) {
+				ret = rel_pin(pools[p], bufs[rel_below(&seed, 4)],
+					      j);
+				if (ret > 0)
+					entries[j] = ret;
+			}
+			break;
+		case 3:
+			if (pools[p] >= 0)
+				ret = rel_unpin(pools[p], entries[j]);
+			break;
+		case 4: case 5:
+			if (pools[p] >= 0)
+				ret = rel_export(pools[p], entries[j], 0, 64,
+						 &recs[j]);
+			break;
+		case 6:
+			if (pools[p] >= 0)
+				ret = rel_revoke(pools[p], &recs[j]);
+			break;
+		case 7: case 8:
+			if (imps[p] >= 0) {
+				ret = rel_import(imps[p], &recs[j],
+						 rel_below(&seed, 3) ? 0 :
+						 KFDPOOL_IMPORT_VALIDATE, &imp);
+				if (ret > 0)
+					close(ret);
+			}
+			break;
+		default:
+			if (imps[p] >= 0)
+				ret = rel_release(imps[p], entries[j]);
+		}
+		calls++;
+		if (ret >= 0)
+			continue;
+		fails++;
+		/* What these calls may return, plus the injected ones. */
+		switch (-ret) {
+		case ENOMEM: case EFAULT: case ENOENT: case ESTALE:
+		case EEXIST: case EXDEV: case ENXIO: case EINVAL:
+		case EOPNOTSUPP: case ENOSPC:
+			break;
+		default:
+			bad++;
+			last_bad = -ret;
+		}
+	}
+
+	/* Stop failing (the write itself may fail: retry). */
+	for (i = 0; i < 100; i++)
+		if (!fi_write("/proc/self/make-it-fail", "0"))
+			break;
+	ASSERT_GT(100, i);
+	fi_write(FI_FAILSLAB "probability", "0");
+	fi_write(FI_USERCOPY "probability", "0");
+
+	ksft_print_msg("faultinject random: %llu calls, %llu failed (injected or legitimately), %llu with an unexpected errno\n",
+		       calls, fails, bad);
+	EXPECT_EQ(0, bad) TH_LOG("last unexpected errno: %s", strerror(last_bad));
+	for (i = 0; i < 4; i++) {
+		if (pools[i] >= 0) {
+			const char *why;
+
+			ASSERT_EQ(0, rel_stats(pools[i], &st));
+			why = rel_stats_invalid(&st);
+			EXPECT_TRUE(why == NULL) TH_LOG("pool %d: %s", i, why);
+			EXPECT_EQ(imps[i] >= 0 ? 1 : 0, st.import_fds);
+			close(pools[i]);
+		}
+		if (imps[i] >= 0)
+			close(imps[i]);
+		close(bufs[i]);
+	}
+	EXPECT_TRUE(rel_counts_settle(&self->base, &now))
+		TH_LOG("dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
+		       self->base.dmabufs, now.dmabufs, self->base.pools,
+		       now.pools, self->base.refcnt, now.refcnt);
+}
+
+TEST_HARNESS_MAIN
