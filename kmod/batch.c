@@ -35,6 +35,8 @@ static int kfdpool_batch_one(struct kfdpool_file *pf, unsigned int nr,
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
 		status = kfdpool_do_export(pf, &el->exp, false);
 		el->exp.status = status;
+		if (!status)
+			kfdpool_export_arm_undo(fdo, pf, &el->exp.record);
 		break;
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
 		status = kfdpool_do_revoke(pf, &el->rev, false);

@@ -50,6 +50,8 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 	return 0;
 }
 
+static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
+
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo)
 {
@@ -88,6 +90,10 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 
 	args->size = entry->size;
 	args->entry_id = entry->id;
+	fdo->undo = kfdpool_pin_undo;
+	fdo->pfile = pf;
+	fdo->entry_id = entry->id;
+	fdo->dmabuf = dmabuf;
 	return 0;
 
 err_free:
@@ -133,6 +139,44 @@ static u32 kfdpool_entry_revoke_all(struct kfdpool_pool *pool,
 	return n;
 }
 
+/*
+ * Take @entry out of the pool once its records are gone: freed, or left
+ * draining while imports of it live.  pool->lock held.  Returns 1 when
+ * draining.
+ */
+static u32 kfdpool_entry_unpin_locked(struct kfdpool_pool *pool,
+				      struct kfdpool_entry *entry)
+{
+	if (!entry->holders) {
+		kfdpool_entry_free(pool, entry);
+		return 0;
+	}
+	/* Imports keep it alive; it can no longer be imported. */
+	hash_del(&entry->hnode);
+	entry->draining = true;
+	pool->nr_draining++;
+	pool->draining += entry->size;
+	return 1;
+}
+
+/*
+ * The pinner never learnt of the entry (the copy back failed): unpin it,
+ * if the entry of that id still is this pin.
+ */
+static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool *pool = fdo->pfile->pool;
+	struct kfdpool_entry *entry;
+
+	mutex_lock(&pool->lock);
+	entry = xa_load(&pool->entries, fdo->entry_id);
+	if (entry && !entry->draining && entry->dmabuf == fdo->dmabuf) {
+		kfdpool_entry_revoke_all(pool, entry);
+		kfdpool_entry_unpin_locked(pool, entry);
+	}
+	mutex_unlock(&pool->lock);
+}
+
 long kfdpool_ioctl_unpin(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
@@ -154,17 +198,7 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 		goto out;
 	}
 	args->revoked = kfdpool_entry_revoke_all(pool, entry);
-	if (entry->holders) {
-		/* Imports keep it alive; it can no longer be imported. */
-		hash_del(&entry->hnode);
-		entry->draining = true;
-		pool->nr_draining++;
-		pool->draining += entry->size;
-		args->draining = 1;
-	} else {
-		kfdpool_entry_free(pool, entry);
-		args->draining = 0;
-	}
+	args->draining = kfdpool_entry_unpin_locked(pool, entry);
 out:
 	mutex_unlock(&pool->lock);
 	return ret;

@@ -179,17 +179,21 @@ struct kfdpool_rec {
 };
 
 /**
- * struct kfdpool_fd_out - a file a command hands out, installed by its caller
+ * struct kfdpool_fd_out - what a command hands out, made final by its caller
  * @fd: the reserved fd number, or -1
  * @file: the file to install at @fd
- * @undo: called when the fd cannot be installed (the copy back failed) to
- *	undo the command's other effects, may be NULL
+ * @undo: called when the caller cannot be told of the command's result (the
+ *	copy back failed) to take back what the command made, may be NULL
  * @pfile: argument of @undo
  * @entry_id: argument of @undo
+ * @dmabuf: argument of @undo: the dma-buf a pin pinned (its identity)
+ * @record: argument of @undo: the record an export made
  *
- * A command reserves the fd and prepares the file; the caller copies its
- * results to user space and only then installs the fd (kfdpool_fd_commit())
- * or, when the copy failed, throws both away (kfdpool_fd_abort()).
+ * A command reserves the fd, prepares the file and arms @undo; the caller
+ * copies its results to user space and only then installs the fd
+ * (kfdpool_fd_commit()) or, when the copy failed, throws the fd away and
+ * undoes the command (kfdpool_fd_abort()): nothing the caller never learnt
+ * of may stay behind in the pool.
  */
 struct kfdpool_fd_out {
 	int fd;
@@ -197,11 +201,16 @@ struct kfdpool_fd_out {
 	void (*undo)(struct kfdpool_fd_out *fdo);
 	struct kfdpool_file *pfile;
 	u32 entry_id;
+	struct dma_buf *dmabuf;
+	struct kfdpool_record record;
 };
 
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
 void kfdpool_fd_commit(struct kfdpool_fd_out *fdo);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
+void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
+			     struct kfdpool_file *pf,
+			     const struct kfdpool_record *record);
 
 /**
  * struct kfdpool_ioctl_desc - one size-versioned ioctl

@@ -125,13 +125,13 @@ void kfdpool_fd_commit(struct kfdpool_fd_out *fdo)
 	kfdpool_fd_out_init(fdo);
 }
 
-/* Throw away a prepared fd and undo what came with it. */
+/* Throw away a prepared fd, if any, and undo what came with the command. */
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 {
-	if (fdo->fd < 0)
-		return;
-	put_unused_fd(fdo->fd);
-	fput(fdo->file);
+	if (fdo->fd >= 0) {
+		put_unused_fd(fdo->fd);
+		fput(fdo->file);
+	}
 	if (fdo->undo)
 		fdo->undo(fdo);
 	kfdpool_fd_out_init(fdo);

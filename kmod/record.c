@@ -276,13 +276,35 @@ int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
 	return ret;
 }
 
+/* Nobody learnt of the record: revoke it. */
+static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_revoke r = { .record = fdo->record };
+
+	kfdpool_do_revoke(fdo->pfile, &r, false);
+}
+
+/* Have kfdpool_fd_abort() revoke @record if it cannot be copied out. */
+void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
+			     struct kfdpool_file *pf,
+			     const struct kfdpool_record *record)
+{
+	fdo->undo = kfdpool_export_undo;
+	fdo->pfile = pf;
+	fdo->record = *record;
+}
+
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_export *e = data;
+	int ret;
 
 	e->status = 0;
-	return kfdpool_do_export(file->private_data, e, false);
+	ret = kfdpool_do_export(file->private_data, e, false);
+	if (!ret)
+		kfdpool_export_arm_undo(fdo, file->private_data, &e->record);
+	return ret;
 }
 
 long kfdpool_ioctl_revoke(struct file *file, void *data,

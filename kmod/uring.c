@@ -32,7 +32,7 @@ static int kfdpool_uring_export(struct kfdpool_file *pf, const void *payload,
 {
 	struct kfdpool_uring_export ue;
 	struct kfdpool_export e = {};
-	struct kfdpool_revoke r = {};
+	struct kfdpool_fd_out fdo;
 	void __user *dst;
 	long left;
 	int ret;
@@ -47,6 +47,8 @@ static int kfdpool_uring_export(struct kfdpool_file *pf, const void *payload,
 	ret = kfdpool_do_export(pf, &e, nonblock);
 	if (ret)
 		return ret;
+	kfdpool_fd_out_init(&fdo);
+	kfdpool_export_arm_undo(&fdo, pf, &e.record);
 	/* Must not fault in the nonblocking issue: retry from the worker. */
 	if (nonblock)
 		left = copy_to_user_nofault(dst, &e.record, sizeof(e.record));
@@ -55,9 +57,7 @@ static int kfdpool_uring_export(struct kfdpool_file *pf, const void *payload,
 	if (!left)
 		return 0;
 
-	/* Nobody learnt of the record: take it back. */
-	r.record = e.record;
-	kfdpool_do_revoke(pf, &r, false);
+	kfdpool_fd_abort(&fdo);
 	return nonblock ? -EAGAIN : -EFAULT;
 }
 

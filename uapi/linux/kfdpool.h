@@ -206,7 +206,10 @@ struct kfdpool_pool_import_handle {
  * @owner_pid: out: pid (in the caller's namespace) of the pool's creator,
  *	0 if not visible
  * @reserved_bytes: out: bytes of all entries, draining ones included
- * @reserved_high: out: high-water mark of @reserved_bytes
+ * @reserved_high: out: high-water mark of @reserved_bytes.  High-water marks
+ *	record every peak the pool reached, including that of a command the
+ *	kernel undid because its result could not be copied back (-EFAULT):
+ *	such a command leaves every other figure as it found it
  * @used_bytes: out: bytes covered by live export records
  * @used_high: out: high-water mark of @used_bytes
  * @draining_bytes: out: bytes of unpinned entries that imports keep alive
