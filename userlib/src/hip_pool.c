@@ -574,6 +574,18 @@ static int pool_is_device(const struct ihipMemPoolHandle_t *pool)
 	return pool->props.location.type == hipMemLocationTypeDevice;
 }
 
+/* A location HIP accepts: the host, or a device id that could exist. */
+static hipError_t check_location(const hipMemLocation *loc)
+{
+	if (loc->type != hipMemLocationTypeDevice &&
+	    loc->type != hipMemLocationTypeHost)
+		return hipErrorInvalidValue;
+	if (loc->type == hipMemLocationTypeDevice &&
+	    (loc->id < 0 || loc->id >= MAX_DEVS))
+		return hipErrorInvalidDevice;
+	return hipSuccess;
+}
+
 KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 					      const hipMemAccessDesc *desc_list,
 					      size_t count)
@@ -593,12 +605,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 		    d->flags != hipMemAccessFlagsProtRead &&
 		    d->flags != hipMemAccessFlagsProtReadWrite)
 			return hipErrorInvalidValue;
-		if (d->location.type != hipMemLocationTypeDevice &&
-		    d->location.type != hipMemLocationTypeHost)
-			return hipErrorInvalidValue;
-		if (d->location.type == hipMemLocationTypeDevice &&
-		    (d->location.id < 0 || d->location.id >= MAX_DEVS))
-			return hipErrorInvalidDevice;
+		err = check_location(&d->location);
+		if (err != hipSuccess)
+			return err;
 	}
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
@@ -655,12 +664,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 
 	if (!flags || !location)
 		return hipErrorInvalidValue;
-	if (location->type != hipMemLocationTypeDevice &&
-	    location->type != hipMemLocationTypeHost)
-		return hipErrorInvalidValue;
-	if (location->type == hipMemLocationTypeDevice &&
-	    (location->id < 0 || location->id >= MAX_DEVS))
-		return hipErrorInvalidDevice;
+	err = check_location(location);
+	if (err != hipSuccess)
+		return err;
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
