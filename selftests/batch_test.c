@@ -11,49 +11,17 @@
 #define SZ	(64 * 1024)
 
 FIXTURE(batch) {
-	int pool;
-	int imp;
-	int buf[2];
-	int entry[2];
-	int baseline;
+	struct kfd_set s;
 };
 
 FIXTURE_SETUP(batch)
 {
-	int i;
-
-	self->pool = -1;
-	self->imp = -1;
-	self->buf[0] = self->buf[1] = -1;
-	self->baseline = kfd_dmabuf_count_now();
-	self->pool = kfd_pool_new("batch_test");
-	if (self->pool < 0)
-		SKIP(return, "no pool: %s", strerror(-self->pool));
-	self->imp = kfd_pool_export(self->pool);
-	ASSERT_LE(0, self->imp);
-	for (i = 0; i < 2; i++) {
-		self->buf[i] = kfd_dmabuf_new(SZ);
-		if (self->buf[i] < 0)
-			SKIP(return, "no dma-buf exporter: %s",
-			     strerror(-self->buf[i]));
-		self->entry[i] = kfd_pin(self->pool, self->buf[i], 0xb0 + i);
-		ASSERT_LT(0, self->entry[i]);
-	}
+	KFD_SET_SETUP("batch_test", 2, SZ, -1, 0xb0);
 }
 
 FIXTURE_TEARDOWN(batch)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (self->buf[i] >= 0)
-			close(self->buf[i]);
-	if (self->imp >= 0)
-		close(self->imp);
-	if (self->pool >= 0)
-		close(self->pool);
-	if (self->baseline >= 0)
-		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	KFD_SET_TEARDOWN();
 }
 
 static int batch(int fd, unsigned long cmd, void *ops, __u32 count,
@@ -102,8 +70,8 @@ TEST_F(batch, all_commands)
 	struct kfdpool_pool_stats st;
 	int i;
 
-	ASSERT_EQ(16, export_n(self->pool, self->entry[0], rec, 16));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(16, export_n(self->s.pool, self->s.entry[0], rec, 16));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(16, st.records);
 	EXPECT_EQ(16 * 4096, st.used_bytes);
 
@@ -112,7 +80,7 @@ TEST_F(batch, all_commands)
 		im[i].record = rec[i];
 		im[i].status = 99;
 	}
-	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
 			    sizeof(im[0])));
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(0, im[i].status);
@@ -123,7 +91,7 @@ TEST_F(batch, all_commands)
 		EXPECT_EQ(0xb0, im[i].cookie);
 		close(im[i].fd);
 	}
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
 
 	/* Validate-only in a batch. */
@@ -131,7 +99,7 @@ TEST_F(batch, all_commands)
 		im[i].flags = KFDPOOL_IMPORT_VALIDATE;
 		im[i].fd = 77;
 	}
-	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
 			    sizeof(im[0])));
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(0, im[i].status);
@@ -140,29 +108,29 @@ TEST_F(batch, all_commands)
 
 	memset(rel, 0, sizeof(rel));
 	for (i = 0; i < 16; i++)
-		rel[i].entry_id = self->entry[0];
-	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+		rel[i].entry_id = self->s.entry[0];
+	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
 			    sizeof(rel[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(0, rel[i].status);
-	ASSERT_EQ(16, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
 			    sizeof(rel[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(-ENOENT, rel[i].status);
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 
 	memset(rv, 0, sizeof(rv));
 	for (i = 0; i < 16; i++)
 		rv[i].record = rec[i];
-	ASSERT_EQ(16, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+	ASSERT_EQ(16, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
 			    sizeof(rv[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(0, rv[i].status);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.records);
 	EXPECT_EQ(0, st.used_bytes);
-	ASSERT_EQ(16, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+	ASSERT_EQ(16, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
 			    sizeof(rv[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(-ENOENT, rv[i].status);
@@ -178,14 +146,14 @@ TEST_F(batch, mixed_elements)
 	int i;
 
 	memset(ex, 0, sizeof(ex));
-	ex[0].entry_id = self->entry[0];	ex[0].size = 4096;
-	ex[1].entry_id = self->entry[0];	ex[1].size = 0;
+	ex[0].entry_id = self->s.entry[0];	ex[0].size = 4096;
+	ex[1].entry_id = self->s.entry[0];	ex[1].size = 0;
 	ex[2].entry_id = 9999;			ex[2].size = 1;
-	ex[3].entry_id = self->entry[1];	ex[3].size = 1;
+	ex[3].entry_id = self->s.entry[1];	ex[3].size = 1;
 	ex[3].flags = 1;
-	ex[4].entry_id = self->entry[1];	ex[4].size = SZ + 1;
-	ex[5].entry_id = self->entry[1];	ex[5].size = SZ;
-	ASSERT_EQ(6, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 6,
+	ex[4].entry_id = self->s.entry[1];	ex[4].size = SZ + 1;
+	ex[5].entry_id = self->s.entry[1];	ex[5].size = SZ;
+	ASSERT_EQ(6, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 6,
 			   sizeof(ex[0])));
 	EXPECT_EQ(0, ex[0].status);
 	EXPECT_EQ(-EINVAL, ex[1].status);
@@ -203,7 +171,7 @@ TEST_F(batch, mixed_elements)
 	im[3].record.nonce[0] ^= 1;		/* -ENOENT */
 	im[4].record.generation ^= 1;		/* -ESTALE */
 	im[5].flags = 4;			/* -EINVAL */
-	ASSERT_EQ(6, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
+	ASSERT_EQ(6, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
 			   sizeof(im[0])));
 	EXPECT_EQ(0, im[0].status);
 	EXPECT_LE(0, im[0].fd);
@@ -222,7 +190,7 @@ TEST_F(batch, mixed_elements)
 	rv[2].record = ex[5].record;
 	rv[2].flags = 1;			/* -EINVAL */
 	rv[3].record = ex[5].record;
-	ASSERT_EQ(4, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 4,
+	ASSERT_EQ(4, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 4,
 			   sizeof(rv[0])));
 	EXPECT_EQ(0, rv[0].status);
 	EXPECT_EQ(-ENOENT, rv[1].status);
@@ -261,11 +229,11 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 	for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		int n = counts[k], bad = 0, fds = 0;
 
-		ASSERT_EQ(n, export_n(self->pool, self->entry[k & 1], rec, n));
+		ASSERT_EQ(n, export_n(self->s.pool, self->s.entry[k & 1], rec, n));
 		memset(im, 0, n * sizeof(*im));
 		for (i = 0; i < n; i++)
 			im[i].record = rec[i];
-		ASSERT_EQ(n, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, n,
+		ASSERT_EQ(n, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, n,
 				   sizeof(*im)));
 		for (i = 0; i < n; i++) {
 			bad += im[i].status != 0;
@@ -277,33 +245,33 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 		EXPECT_EQ(n, fds);
 		memset(rel, 0, n * sizeof(*rel));
 		for (i = 0; i < n; i++)
-			rel[i].entry_id = self->entry[k & 1];
-		ASSERT_EQ(n, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
+			rel[i].entry_id = self->s.entry[k & 1];
+		ASSERT_EQ(n, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
 				   n, sizeof(*rel)));
 		memset(rv, 0, n * sizeof(*rv));
 		for (i = 0; i < n; i++)
 			rv[i].record = rec[i];
-		ASSERT_EQ(n, batch(self->pool, KFDPOOL_IOC_REVOKE_BATCH, rv, n,
+		ASSERT_EQ(n, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, n,
 				   sizeof(*rv)));
 		for (i = 0; i < n; i++) {
 			bad += rel[i].status != 0;
 			bad += rv[i].status != 0;
 		}
 		EXPECT_EQ(0, bad);
-		ASSERT_EQ(0, kfd_stats(self->pool, &st));
+		ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 		EXPECT_EQ(0, st.records);
 		EXPECT_EQ(0, st.imported_bytes);
 		TH_LOG("batch of %d: ok", n);
 	}
 	/* Max + 1 and 0 are refused as a whole; nothing happens. */
-	EXPECT_EQ(-EINVAL, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im,
+	EXPECT_EQ(-EINVAL, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im,
 				 KFDPOOL_BATCH_MAX + 1, sizeof(*im)));
-	EXPECT_EQ(-EINVAL, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, im,
+	EXPECT_EQ(-EINVAL, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, im,
 				 KFDPOOL_BATCH_MAX + 1,
 				 sizeof(struct kfdpool_export)));
-	EXPECT_EQ(-EINVAL, batch(self->imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
+	EXPECT_EQ(-EINVAL, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
 				 0, sizeof(*rel)));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.records);
 	free(rec);
 	free(im);
@@ -320,23 +288,23 @@ TEST_F(batch, descriptor_bad_args)
 	b.count = 1;
 	b.elem_size = sizeof(rel[0]);
 	b.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.flags = 0;
 	b.pad = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.pad = 0;
 	b.elem_size = sizeof(rel[0]) - 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.elem_size = 0;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.elem_size = sizeof(rel[0]);
-	EXPECT_EQ(1, ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(1, ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	EXPECT_EQ(-ENOENT, rel[0].status);
 	/* A bad array: -EFAULT, nothing processed. */
 	b.ops = 16;
-	EXPECT_EQ(-EFAULT, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-EFAULT, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	/* Wrong direction of a batch number. */
-	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->imp, _IOWR(KFDPOOL_IOC_MAGIC, 0x1b,
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->s.imp, _IOWR(KFDPOOL_IOC_MAGIC, 0x1b,
 						      struct kfdpool_batch),
 				     &b));
 }
@@ -352,17 +320,17 @@ TEST_F(batch, larger_elements)
 
 	memset(ex, 0, sizeof(ex));
 	for (i = 0; i < 3; i++) {
-		ex[i].e.entry_id = self->entry[0];
+		ex[i].e.entry_id = self->s.entry[0];
 		ex[i].e.size = 4096;
 		ex[i].future[0] = 0xabc0 + i;
 	}
-	ASSERT_EQ(3, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
+	ASSERT_EQ(3, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
 			   sizeof(ex[0])));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(0, ex[i].e.status);
 		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, ex[i].e.record.magic);
 		EXPECT_EQ(0xabc0 + i, ex[i].future[0]);
-		EXPECT_EQ(0, kfd_import(self->imp, &ex[i].e.record,
+		EXPECT_EQ(0, kfd_import(self->s.imp, &ex[i].e.record,
 					0, NULL));
 	}
 }
@@ -373,19 +341,19 @@ TEST_F(batch, import_fd_owner_only)
 	struct kfdpool_revoke rv[2] = {};
 	struct kfdpool_pool_stats st;
 
-	ex[0].entry_id = self->entry[0];
+	ex[0].entry_id = self->s.entry[0];
 	ex[0].size = 1;
 	ex[1] = ex[0];
-	EXPECT_EQ(-EPERM, batch(self->imp, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
+	EXPECT_EQ(-EPERM, batch(self->s.imp, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
 				sizeof(ex[0])));
 	EXPECT_EQ(0, ex[0].status);	/* not touched */
-	ASSERT_EQ(2, batch(self->pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
+	ASSERT_EQ(2, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
 			   sizeof(ex[0])));
 	rv[0].record = ex[0].record;
 	rv[1].record = ex[1].record;
-	EXPECT_EQ(-EPERM, batch(self->imp, KFDPOOL_IOC_REVOKE_BATCH, rv, 2,
+	EXPECT_EQ(-EPERM, batch(self->s.imp, KFDPOOL_IOC_REVOKE_BATCH, rv, 2,
 				sizeof(rv[0])));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(2, st.records);
 }
 
@@ -402,7 +370,7 @@ TEST_F(batch, partial_fault)
 	char *map;
 	int n, i, ret;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
 	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
@@ -412,7 +380,7 @@ TEST_F(batch, partial_fault)
 	memset(im, 0, n * sizeof(*im));
 	for (i = 0; i < n; i++)
 		im[i].record = r;
-	ret = batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, n + 5,
+	ret = batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, n + 5,
 		    sizeof(*im));
 	EXPECT_EQ(n, ret);
 	for (i = 0; i < n; i++) {
@@ -420,12 +388,12 @@ TEST_F(batch, partial_fault)
 		EXPECT_TRUE(kfd_cloexec(im[i].fd));
 		close(im[i].fd);
 	}
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
 	/* Every import was counted: n releases succeed, one more fails. */
 	for (i = 0; i < n; i++)
-		ASSERT_EQ(0, kfd_release(self->imp, self->entry[0]));
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[0]));
+		ASSERT_EQ(0, kfd_release(self->s.imp, self->s.entry[0]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[0]));
 	munmap(map, pg);
 }
 
@@ -437,7 +405,7 @@ TEST_F(batch, readonly_elements)
 	struct kfdpool_pool_stats st;
 	int fd;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
 	im = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, im);
@@ -447,11 +415,11 @@ TEST_F(batch, readonly_elements)
 	ASSERT_EQ(0, mprotect(im, 4096, PROT_READ));
 	fd = dup(0);
 	close(fd);
-	EXPECT_EQ(-EFAULT, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 2,
+	EXPECT_EQ(-EFAULT, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 2,
 				 sizeof(*im)));
 	EXPECT_EQ(fd, dup(0));
 	close(fd);
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	munmap(im, 4096);
 }
@@ -465,7 +433,7 @@ TEST_F(batch, emfile_elements)
 	struct rlimit rl, old;
 	int i, fd, ok = 0, emfile = 0, room;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[1], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[1], 0, 4096, &r));
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
 	fd = dup(0);
 	ASSERT_LE(0, fd);
@@ -478,7 +446,7 @@ TEST_F(batch, emfile_elements)
 	memset(im, 0, sizeof(im));
 	for (i = 0; i < 8; i++)
 		im[i].record = r;
-	EXPECT_EQ(8, batch(self->imp, KFDPOOL_IOC_IMPORT_BATCH, im, 8,
+	EXPECT_EQ(8, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 8,
 			   sizeof(im[0])));
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
 	for (i = 0; i < 8; i++) {
@@ -492,9 +460,9 @@ TEST_F(batch, emfile_elements)
 	EXPECT_EQ(8 - room, emfile);
 	/* Exactly those that succeeded were counted. */
 	for (i = 0; i < room; i++)
-		EXPECT_EQ(0, kfd_release(self->imp, self->entry[1]));
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[1]));
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+		EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[1]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[1]));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 }
 

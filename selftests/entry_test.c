@@ -9,47 +9,17 @@
 #define SZ	(64 * 1024)
 
 FIXTURE(entry) {
-	int pool;
-	int imp;
-	int buf[4];
-	int baseline;
+	struct kfd_set s;
 };
 
 FIXTURE_SETUP(entry)
 {
-	int i;
-
-	self->pool = -1;
-	self->imp = -1;
-	for (i = 0; i < 4; i++)
-		self->buf[i] = -1;
-	self->baseline = kfd_dmabuf_count_now();
-	self->pool = kfd_pool_new("entry_test");
-	if (self->pool < 0)
-		SKIP(return, "no pool: %s", strerror(-self->pool));
-	self->imp = kfd_pool_export(self->pool);
-	ASSERT_LE(0, self->imp);
-	for (i = 0; i < 4; i++) {
-		self->buf[i] = kfd_dmabuf_new(SZ);
-		if (self->buf[i] < 0)
-			SKIP(return, "no dma-buf exporter: %s",
-			     strerror(-self->buf[i]));
-	}
+	KFD_SET_SETUP("entry_test", 4, SZ, -1, 0);
 }
 
 FIXTURE_TEARDOWN(entry)
 {
-	int i;
-
-	for (i = 0; i < 4; i++)
-		if (self->buf[i] >= 0)
-			close(self->buf[i]);
-	if (self->imp >= 0)
-		close(self->imp);
-	if (self->pool >= 0)
-		close(self->pool);
-	if (self->baseline >= 0)
-		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	KFD_SET_TEARDOWN();
 }
 
 TEST_F(entry, pin_unpin)
@@ -59,27 +29,27 @@ TEST_F(entry, pin_unpin)
 	struct kfdpool_unpin u = {};
 	int n0 = kfd_dmabuf_count_now();
 
-	p.dmabuf_fd = self->buf[0];
+	p.dmabuf_fd = self->s.buf[0];
 	p.cookie = 0xdeadbeefcafeULL;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_PIN, &p));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_PIN, &p));
 	EXPECT_NE(0, p.entry_id);
 	EXPECT_EQ(SZ, p.size);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(SZ, st.reserved_bytes);
 	EXPECT_EQ(SZ, st.reserved_high);
 	EXPECT_EQ(1, st.entries);
 
 	/* The pool keeps the dma-buf alive after its fd closes. */
-	close(self->buf[0]);
-	self->buf[0] = -1;
+	close(self->s.buf[0]);
+	self->s.buf[0] = -1;
 	if (n0 >= 0)
 		EXPECT_EQ(n0, kfd_dmabuf_count(n0));
 
 	u.entry_id = p.entry_id;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
 	EXPECT_EQ(0, u.revoked);
 	EXPECT_EQ(0, u.draining);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.reserved_bytes);
 	EXPECT_EQ(SZ, st.reserved_high);
 	EXPECT_EQ(0, st.entries);
@@ -87,7 +57,7 @@ TEST_F(entry, pin_unpin)
 		EXPECT_EQ(n0 - 1, kfd_dmabuf_count(n0 - 1));
 
 	/* Unpinned: gone. */
-	EXPECT_EQ(-ENOENT, kfd_unpin(self->pool, p.entry_id, NULL));
+	EXPECT_EQ(-ENOENT, kfd_unpin(self->s.pool, p.entry_id, NULL));
 }
 
 TEST_F(entry, ids_and_cookies)
@@ -97,19 +67,19 @@ TEST_F(entry, ids_and_cookies)
 	int e[4], i, j;
 
 	for (i = 0; i < 4; i++) {
-		e[i] = kfd_pin(self->pool, self->buf[i], 1000 + i);
+		e[i] = kfd_pin(self->s.pool, self->s.buf[i], 1000 + i);
 		ASSERT_LT(0, e[i]);
 		for (j = 0; j < i; j++)
 			EXPECT_NE(e[i], e[j]);
 	}
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, kfd_export(self->pool, e[i], 0, 4096, &rec));
-		ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, &imp));
+		ASSERT_EQ(0, kfd_export(self->s.pool, e[i], 0, 4096, &rec));
+		ASSERT_EQ(0, kfd_import(self->s.imp, &rec, 0, &imp));
 		EXPECT_EQ(1000 + i, imp.cookie);
 		EXPECT_EQ(e[i], imp.entry_id);
 		EXPECT_EQ(SZ, imp.entry_size);
 		close(imp.fd);
-		EXPECT_EQ(0, kfd_release(self->imp, e[i]));
+		EXPECT_EQ(0, kfd_release(self->s.imp, e[i]));
 	}
 }
 
@@ -117,23 +87,23 @@ TEST_F(entry, pin_twice)
 {
 	int e, dup_fd;
 
-	e = kfd_pin(self->pool, self->buf[0], 0);
+	e = kfd_pin(self->s.pool, self->s.buf[0], 0);
 	ASSERT_LT(0, e);
-	EXPECT_EQ(-EEXIST, kfd_pin(self->pool, self->buf[0], 0));
+	EXPECT_EQ(-EEXIST, kfd_pin(self->s.pool, self->s.buf[0], 0));
 	/* Another fd of the same dma-buf is the same dma-buf. */
-	dup_fd = dup(self->buf[0]);
-	EXPECT_EQ(-EEXIST, kfd_pin(self->pool, dup_fd, 0));
+	dup_fd = dup(self->s.buf[0]);
+	EXPECT_EQ(-EEXIST, kfd_pin(self->s.pool, dup_fd, 0));
 	close(dup_fd);
 	/* Another pool may pin it. */
 	{
 		int p2 = kfd_pool_new("other");
 		ASSERT_LE(0, p2);
-		EXPECT_LT(0, kfd_pin(p2, self->buf[0], 0));
+		EXPECT_LT(0, kfd_pin(p2, self->s.buf[0], 0));
 		close(p2);
 	}
 	/* After unpin it may be pinned again. */
-	ASSERT_EQ(0, kfd_unpin(self->pool, e, NULL));
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[0], 0));
+	ASSERT_EQ(0, kfd_unpin(self->s.pool, e, NULL));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[0], 0));
 }
 
 TEST_F(entry, pin_bad_args)
@@ -141,22 +111,22 @@ TEST_F(entry, pin_bad_args)
 	struct kfdpool_pin p;
 
 	memset(&p, 0, sizeof(p));
-	p.dmabuf_fd = self->buf[0];
+	p.dmabuf_fd = self->s.buf[0];
 	p.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_PIN, &p));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_PIN, &p));
 	p.flags = 0x80000000;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_PIN, &p));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_PIN, &p));
 	p.flags = 0;
 	p.pad = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_PIN, &p));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_PIN, &p));
 	p.pad = 0;
 	/* Outputs coming in dirty are ignored. */
 	p.size = 1;
 	p.entry_id = 77;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_PIN, &p));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_PIN, &p));
 	EXPECT_EQ(SZ, p.size);
 	EXPECT_NE(77, p.entry_id);
-	EXPECT_EQ(-1, ioctl(self->pool, KFDPOOL_IOC_PIN, (void *)8));
+	EXPECT_EQ(-1, ioctl(self->s.pool, KFDPOOL_IOC_PIN, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
 }
 
@@ -165,30 +135,30 @@ TEST_F(entry, pin_wrong_fd_types)
 	int p[2], memfd, closed, other;
 
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, p[0], 0));
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, p[1], 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, p[0], 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, p[1], 0));
 	close(p[0]);
 	close(p[1]);
 	memfd = syscall(SYS_memfd_create, "x", 1);
 	ASSERT_LE(0, memfd);
 	ASSERT_EQ(0, ftruncate(memfd, SZ));
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, memfd, 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, memfd, 0));
 	close(memfd);
 	/* A pool where a dma-buf is expected, itself included. */
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, self->pool, 0));
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, self->imp, 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, self->s.pool, 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, self->s.imp, 0));
 	other = kfd_pool_new("other");
 	ASSERT_LE(0, other);
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, other, 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, other, 0));
 	close(other);
 	other = kfd_open();
-	EXPECT_EQ(-EINVAL, kfd_pin(self->pool, other, 0));
+	EXPECT_EQ(-EINVAL, kfd_pin(self->s.pool, other, 0));
 	close(other);
 	closed = dup(0);
 	close(closed);
-	EXPECT_EQ(-EBADF, kfd_pin(self->pool, closed, 0));
-	EXPECT_EQ(-EBADF, kfd_pin(self->pool, -1, 0));
-	EXPECT_EQ(-EBADF, kfd_pin(self->pool, 1 << 30, 0));
+	EXPECT_EQ(-EBADF, kfd_pin(self->s.pool, closed, 0));
+	EXPECT_EQ(-EBADF, kfd_pin(self->s.pool, -1, 0));
+	EXPECT_EQ(-EBADF, kfd_pin(self->s.pool, 1 << 30, 0));
 }
 
 TEST_F(entry, import_fd_refused)
@@ -197,13 +167,13 @@ TEST_F(entry, import_fd_refused)
 	struct kfdpool_unpin u = {};
 	int e;
 
-	p.dmabuf_fd = self->buf[0];
-	EXPECT_EQ(-EPERM, kfd_ioctl(self->imp, KFDPOOL_IOC_PIN, &p));
-	e = kfd_pin(self->pool, self->buf[0], 0);
+	p.dmabuf_fd = self->s.buf[0];
+	EXPECT_EQ(-EPERM, kfd_ioctl(self->s.imp, KFDPOOL_IOC_PIN, &p));
+	e = kfd_pin(self->s.pool, self->s.buf[0], 0);
 	ASSERT_LT(0, e);
 	u.entry_id = e;
-	EXPECT_EQ(-EPERM, kfd_ioctl(self->imp, KFDPOOL_IOC_UNPIN, &u));
-	EXPECT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
+	EXPECT_EQ(-EPERM, kfd_ioctl(self->s.imp, KFDPOOL_IOC_UNPIN, &u));
+	EXPECT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
 }
 
 TEST_F(entry, unpin_bad_args)
@@ -211,21 +181,21 @@ TEST_F(entry, unpin_bad_args)
 	struct kfdpool_unpin u = {};
 	int e;
 
-	e = kfd_pin(self->pool, self->buf[0], 0);
+	e = kfd_pin(self->s.pool, self->s.buf[0], 0);
 	ASSERT_LT(0, e);
 	u.entry_id = e;
 	u.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
 	u.flags = 0x80000000;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
-	EXPECT_EQ(-ENOENT, kfd_unpin(self->pool, 0, NULL));
-	EXPECT_EQ(-ENOENT, kfd_unpin(self->pool, e + 1, NULL));
-	EXPECT_EQ(-ENOENT, kfd_unpin(self->pool, 0xffffffff, NULL));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
+	EXPECT_EQ(-ENOENT, kfd_unpin(self->s.pool, 0, NULL));
+	EXPECT_EQ(-ENOENT, kfd_unpin(self->s.pool, e + 1, NULL));
+	EXPECT_EQ(-ENOENT, kfd_unpin(self->s.pool, 0xffffffff, NULL));
 	/* Outputs coming in dirty are ignored. */
 	u.flags = 0;
 	u.revoked = 5;
 	u.draining = 9;
-	EXPECT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
+	EXPECT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
 	EXPECT_EQ(0, u.revoked);
 	EXPECT_EQ(0, u.draining);
 }
@@ -240,14 +210,14 @@ TEST_F(entry, pool_limit)
 	p = kfd_pool_create(ctl, 2 * SZ - 1, "lim", 1, NULL);
 	close(ctl);
 	ASSERT_LE(0, p);
-	e1 = kfd_pin(p, self->buf[0], 0);
+	e1 = kfd_pin(p, self->s.buf[0], 0);
 	ASSERT_LT(0, e1);
-	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->buf[1], 0));
+	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->s.buf[1], 0));
 	ASSERT_EQ(0, kfd_stats(p, &st));
 	EXPECT_EQ(SZ, st.reserved_bytes);
 	EXPECT_EQ(1, st.entries);
 	ASSERT_EQ(0, kfd_unpin(p, e1, NULL));
-	e2 = kfd_pin(p, self->buf[1], 0);
+	e2 = kfd_pin(p, self->s.buf[1], 0);
 	EXPECT_LT(0, e2);
 	close(p);
 
@@ -256,9 +226,9 @@ TEST_F(entry, pool_limit)
 	p = kfd_pool_create(ctl, 2 * SZ, "lim", 1, NULL);
 	close(ctl);
 	ASSERT_LE(0, p);
-	EXPECT_LT(0, kfd_pin(p, self->buf[0], 0));
-	EXPECT_LT(0, kfd_pin(p, self->buf[1], 0));
-	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->buf[2], 0));
+	EXPECT_LT(0, kfd_pin(p, self->s.buf[0], 0));
+	EXPECT_LT(0, kfd_pin(p, self->s.buf[1], 0));
+	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->s.buf[2], 0));
 	close(p);
 }
 
@@ -274,11 +244,11 @@ TEST_F(entry, max_entries)
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(2, q.max_entries);
 	p = kfd_pool_new("cap");
-	EXPECT_LT(0, kfd_pin(p, self->buf[0], 0));
-	EXPECT_LT(0, kfd_pin(p, self->buf[1], 0));
-	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->buf[2], 0));
+	EXPECT_LT(0, kfd_pin(p, self->s.buf[0], 0));
+	EXPECT_LT(0, kfd_pin(p, self->s.buf[1], 0));
+	EXPECT_EQ(-ENOSPC, kfd_pin(p, self->s.buf[2], 0));
 	EXPECT_EQ(0, kfd_param_set("max_entries", old));
-	EXPECT_LT(0, kfd_pin(p, self->buf[2], 0));
+	EXPECT_LT(0, kfd_pin(p, self->s.buf[2], 0));
 	close(p);
 }
 
@@ -294,59 +264,57 @@ TEST_F(entry, global_limit)
 	/* Room for two more buffers beyond what others pin now. */
 	ASSERT_EQ(0, kfd_param_set("global_limit",
 				   q.global_pinned + 2 * SZ));
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[0], 0));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[0], 0));
 	p2 = kfd_pool_new("glob");
-	EXPECT_LT(0, kfd_pin(p2, self->buf[1], 0));
-	EXPECT_EQ(-ENOSPC, kfd_pin(p2, self->buf[2], 0));
-	EXPECT_EQ(-ENOSPC, kfd_pin(self->pool, self->buf[2], 0));
+	EXPECT_LT(0, kfd_pin(p2, self->s.buf[1], 0));
+	EXPECT_EQ(-ENOSPC, kfd_pin(p2, self->s.buf[2], 0));
+	EXPECT_EQ(-ENOSPC, kfd_pin(self->s.pool, self->s.buf[2], 0));
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(q.global_limit, q.global_pinned);
 	/* Closing a pool gives its bytes back. */
 	close(p2);
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[2], 0));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[2], 0));
 	EXPECT_EQ(0, kfd_param_set("global_limit", old));
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[3], 0));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[3], 0));
 }
 
 TEST_F(entry, user_limit)
 {
 	long long old = kfd_param_get("user_limit");
 	struct kfdpool_query q0, q;
+	pid_t pid;
+	int st;
 
 	if (old < 0)
 		SKIP(return, "no module parameters");
 	ASSERT_EQ(0, kfd_query(&q0));
 	ASSERT_EQ(0, kfd_param_set("user_limit", q0.user_pinned + SZ));
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[0], 0));
-	EXPECT_EQ(-EDQUOT, kfd_pin(self->pool, self->buf[1], 0));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[0], 0));
+	EXPECT_EQ(-EDQUOT, kfd_pin(self->s.pool, self->s.buf[1], 0));
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(q0.user_pinned + SZ, q.user_pinned);
 	EXPECT_EQ(q0.global_pinned + SZ, q.global_pinned);
 	EXPECT_EQ(q0.user_pinned + SZ, q.user_limit);
 
 	/* Another uid has its own quota. */
-	{
-		pid_t pid = fork();
-		int st;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int p, ok;
 
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			int p, ok;
-
-			if (setresuid(4242, 4242, 4242))
-				_exit(2);
-			p = kfd_pool_new("other-uid");
-			if (p < 0)
-				_exit(3);
-			ok = kfd_pin(p, self->buf[1], 0) > 0;
-			_exit(ok ? 0 : 1);
-		}
-		ASSERT_EQ(pid, waitpid(pid, &st, 0));
-		EXPECT_TRUE(WIFEXITED(st));
-		EXPECT_EQ(0, WEXITSTATUS(st));
+		if (setresuid(4242, 4242, 4242))
+			_exit(2);
+		p = kfd_pool_new("other-uid");
+		if (p < 0)
+			_exit(3);
+		ok = kfd_pin(p, self->s.buf[1], 0) > 0;
+		_exit(ok ? 0 : 1);
 	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 	EXPECT_EQ(0, kfd_param_set("user_limit", old));
-	EXPECT_LT(0, kfd_pin(self->pool, self->buf[1], 0));
+	EXPECT_LT(0, kfd_pin(self->s.pool, self->s.buf[1], 0));
 }
 
 TEST_F(entry, reserved_high_reset)
@@ -354,24 +322,24 @@ TEST_F(entry, reserved_high_reset)
 	struct kfdpool_pool_stats st;
 	int e0, e1;
 
-	e0 = kfd_pin(self->pool, self->buf[0], 0);
-	e1 = kfd_pin(self->pool, self->buf[1], 0);
+	e0 = kfd_pin(self->s.pool, self->s.buf[0], 0);
+	e1 = kfd_pin(self->s.pool, self->s.buf[1], 0);
 	ASSERT_LT(0, e0);
 	ASSERT_LT(0, e1);
-	ASSERT_EQ(0, kfd_unpin(self->pool, e0, NULL));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_unpin(self->s.pool, e0, NULL));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(SZ, st.reserved_bytes);
 	EXPECT_EQ(2 * SZ, st.reserved_high);
 	memset(&st, 0, sizeof(st));
 	st.flags = KFDPOOL_STATS_RESET_RESERVED_HIGH;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_POOL_STATS, &st));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_POOL_STATS, &st));
 	EXPECT_EQ(SZ, st.reserved_high);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(SZ, st.reserved_high);
 	/* fdinfo agrees. */
-	EXPECT_EQ(SZ, kfd_fdinfo_num(self->pool, "kfdpool-reserved-high"));
-	EXPECT_EQ(SZ, kfd_fdinfo_num(self->imp, "kfdpool-reserved"));
-	EXPECT_EQ(1, kfd_fdinfo_num(self->imp, "kfdpool-entries"));
+	EXPECT_EQ(SZ, kfd_fdinfo_num(self->s.pool, "kfdpool-reserved-high"));
+	EXPECT_EQ(SZ, kfd_fdinfo_num(self->s.imp, "kfdpool-reserved"));
+	EXPECT_EQ(1, kfd_fdinfo_num(self->s.imp, "kfdpool-entries"));
 }
 
 /* Pin many and close: every reference dropped. */

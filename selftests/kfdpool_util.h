@@ -600,4 +600,117 @@ static inline uint64_t kfd_rand(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
+/* ---- the set-up most pool tests share ---- */
+
+#define KFD_SET_MAX	8
+
+/**
+ * struct kfd_set - a pool, an import fd of it, dma-bufs and their entries
+ * @pool: the owner fd
+ * @imp: an import fd of the pool
+ * @n: dma-bufs in @buf
+ * @buf: the dma-bufs
+ * @entry: their entry ids, when pinned
+ * @baseline: the dma-buf count before, which teardown expects back
+ * @why: what kfd_set_open() could not do
+ */
+struct kfd_set {
+	int pool;
+	int imp;
+	int n;
+	int buf[KFD_SET_MAX];
+	int entry[KFD_SET_MAX];
+	int baseline;
+	char why[128];
+};
+
+/*
+ * Create pool @name, an import fd of it, and @n dma-bufs of @size bytes,
+ * each filled with kfd_dmabuf_fill(seed @fill + i) when @fill >= 0 and
+ * pinned with cookie @cookie + i when @cookie is not 0.  Returns 0; -1 when
+ * a facility is missing (skip: @why says which); -2 when a step failed
+ * (fail: @why says which).  kfd_set_close() undoes whatever was done.
+ */
+static inline int kfd_set_open(struct kfd_set *s, const char *name, int n,
+			       size_t size, int fill, __u64 cookie)
+{
+	int i, ret;
+
+	s->pool = s->imp = -1;
+	s->n = n;
+	for (i = 0; i < KFD_SET_MAX; i++)
+		s->buf[i] = -1;
+	s->baseline = kfd_dmabuf_count_now();
+	s->pool = kfd_pool_new(name);
+	if (s->pool < 0) {
+		snprintf(s->why, sizeof(s->why), "no pool: %s",
+			 strerror(-s->pool));
+		return -1;
+	}
+	s->imp = kfd_pool_export(s->pool);
+	if (s->imp < 0) {
+		snprintf(s->why, sizeof(s->why), "pool export: %s",
+			 strerror(-s->imp));
+		return -2;
+	}
+	for (i = 0; i < n; i++) {
+		s->buf[i] = kfd_dmabuf_new(size);
+		if (s->buf[i] < 0) {
+			snprintf(s->why, sizeof(s->why),
+				 "no dma-buf exporter: %s", strerror(-s->buf[i]));
+			return -1;
+		}
+		if (fill >= 0) {
+			ret = kfd_dmabuf_fill(s->buf[i], size, fill + i);
+			if (ret) {
+				snprintf(s->why, sizeof(s->why), "fill: %s",
+					 strerror(-ret));
+				return -2;
+			}
+		}
+		if (!cookie)
+			continue;
+		s->entry[i] = kfd_pin(s->pool, s->buf[i], cookie + i);
+		if (s->entry[i] <= 0) {
+			snprintf(s->why, sizeof(s->why), "pin: %s",
+				 strerror(-s->entry[i]));
+			return -2;
+		}
+	}
+	return 0;
+}
+
+static inline void kfd_set_close(struct kfd_set *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->buf[i] >= 0)
+			close(s->buf[i]);
+	if (s->imp >= 0)
+		close(s->imp);
+	if (s->pool >= 0)
+		close(s->pool);
+}
+
+/* FIXTURE_SETUP's body for a struct kfd_set member named s. */
+#define KFD_SET_SETUP(name, n, size, fill, cookie)			\
+	do {								\
+		int r_ = kfd_set_open(&self->s, name, n, size, fill,	\
+				      cookie);				\
+		if (r_ == -1)						\
+			SKIP(return, "%s", self->s.why);		\
+		ASSERT_EQ(0, r_)					\
+			TH_LOG("%s", self->s.why);			\
+	} while (0)
+
+/* FIXTURE_TEARDOWN's body: close, and the dma-bufs are back to baseline. */
+#define KFD_SET_TEARDOWN()						\
+	do {								\
+		kfd_set_close(&self->s);				\
+		if (self->s.baseline >= 0)				\
+			EXPECT_EQ(self->s.baseline,			\
+				  kfd_dmabuf_count(self->s.baseline));	\
+	} while (0)
+
 #endif /* KFDPOOL_UTIL_H */

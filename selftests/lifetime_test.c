@@ -58,6 +58,7 @@ TEST_F(life, exporter_unpins_and_exits)
 	struct msg m;
 	char go = 0;
 	uint32_t *map;
+	size_t k, bad = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
@@ -124,13 +125,9 @@ TEST_F(life, exporter_unpins_and_exits)
 	EXPECT_EQ(1, kfd_fdinfo_num(imp_fd, "kfdpool-draining-entries"));
 
 	/* The right bytes, through the importer's own mapping. */
-	{
-		size_t i, bad = 0;
-
-		for (i = 4096 / 4; i < (4096 + 8192) / 4; i++)
-			bad += map[i] != 7 * 2654435761u + i;
-		EXPECT_EQ(0, bad);
-	}
+	for (k = 4096 / 4; k < (4096 + 8192) / 4; k++)
+		bad += map[k] != 7 * 2654435761u + k;
+	EXPECT_EQ(0, bad);
 	/* The revoked record is dead, the other entry importable. */
 	EXPECT_EQ(-ENOENT, kfd_import(imp_fd, &m.rec[0], 0, NULL));
 	ASSERT_EQ(0, kfd_import(imp_fd, &m.rec[1], 0, &imp1));

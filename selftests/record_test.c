@@ -9,50 +9,17 @@
 #define SZ	(64 * 1024)
 
 FIXTURE(rec) {
-	int pool;
-	int imp;
-	int buf[2];
-	int entry[2];
-	int baseline;
+	struct kfd_set s;
 };
 
 FIXTURE_SETUP(rec)
 {
-	int i;
-
-	self->pool = -1;
-	self->imp = -1;
-	self->buf[0] = self->buf[1] = -1;
-	self->baseline = kfd_dmabuf_count_now();
-	self->pool = kfd_pool_new("record_test");
-	if (self->pool < 0)
-		SKIP(return, "no pool: %s", strerror(-self->pool));
-	self->imp = kfd_pool_export(self->pool);
-	ASSERT_LE(0, self->imp);
-	for (i = 0; i < 2; i++) {
-		self->buf[i] = kfd_dmabuf_new(SZ);
-		if (self->buf[i] < 0)
-			SKIP(return, "no dma-buf exporter: %s",
-			     strerror(-self->buf[i]));
-		ASSERT_EQ(0, kfd_dmabuf_fill(self->buf[i], SZ, 100 + i));
-		self->entry[i] = kfd_pin(self->pool, self->buf[i], 0xc0 + i);
-		ASSERT_LT(0, self->entry[i]);
-	}
+	KFD_SET_SETUP("record_test", 2, SZ, 100, 0xc0);
 }
 
 FIXTURE_TEARDOWN(rec)
 {
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (self->buf[i] >= 0)
-			close(self->buf[i]);
-	if (self->imp >= 0)
-		close(self->imp);
-	if (self->pool >= 0)
-		close(self->pool);
-	if (self->baseline >= 0)
-		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	KFD_SET_TEARDOWN();
 }
 
 TEST_F(rec, export_import_release)
@@ -62,87 +29,87 @@ TEST_F(rec, export_import_release)
 	struct kfdpool_import imp;
 	__u8 zero[16] = {};
 
-	e.entry_id = self->entry[1];
+	e.entry_id = self->s.entry[1];
 	e.offset = 8192;
 	e.size = 4096;
 	e.status = 55;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
 	EXPECT_EQ(0, e.status);
 	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, e.record.magic);
-	EXPECT_EQ(self->entry[1], e.record.entry_id);
+	EXPECT_EQ(self->s.entry[1], e.record.entry_id);
 	EXPECT_EQ(8192, e.record.offset);
 	EXPECT_EQ(4096, e.record.size);
 	EXPECT_NE(0, e.record.record_id);
 	EXPECT_NE(0, memcmp(zero, e.record.nonce, 16));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
 	EXPECT_EQ(4096, st.used_bytes);
 	EXPECT_EQ(4096, st.used_high);
 	EXPECT_EQ(0, memcmp(st.id, e.record.pool_id, 16));
 
 	/* Validate-only before holding the entry: refused. */
-	EXPECT_EQ(-ENXIO, kfd_import(self->imp, &e.record,
+	EXPECT_EQ(-ENXIO, kfd_import(self->s.imp, &e.record,
 				     KFDPOOL_IMPORT_VALIDATE, NULL));
 
-	ASSERT_EQ(0, kfd_import(self->imp, &e.record, 0, &imp));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &e.record, 0, &imp));
 	EXPECT_LE(0, imp.fd);
 	EXPECT_TRUE(kfd_cloexec(imp.fd));
 	EXPECT_EQ(8192, imp.offset);
 	EXPECT_EQ(4096, imp.size);
 	EXPECT_EQ(SZ, imp.entry_size);
 	EXPECT_EQ(0xc1, imp.cookie);
-	EXPECT_EQ(self->entry[1], imp.entry_id);
+	EXPECT_EQ(self->s.entry[1], imp.entry_id);
 	EXPECT_EQ(SZ, kfd_dmabuf_size(imp.fd));
 	/* The imported fd is the pinned buffer: same bytes. */
 	EXPECT_EQ(1, kfd_dmabuf_check(imp.fd, SZ, 101, 0, SZ));
 	EXPECT_EQ(0, kfd_dmabuf_check(imp.fd, SZ, 100, 0, SZ));
 	close(imp.fd);
 
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
 	EXPECT_EQ(SZ, st.fd_imported_bytes);
 	EXPECT_EQ(SZ, st.imported_bytes);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	EXPECT_EQ(SZ, st.imported_bytes);
 
 	/* Now validate-only works and makes no fd. */
-	ASSERT_EQ(0, kfd_import(self->imp, &e.record, KFDPOOL_IMPORT_VALIDATE,
+	ASSERT_EQ(0, kfd_import(self->s.imp, &e.record, KFDPOOL_IMPORT_VALIDATE,
 				&imp));
 	EXPECT_EQ(-1, imp.fd);
 	EXPECT_EQ(8192, imp.offset);
 	/* Validate on another fd of the pool: it holds nothing. */
-	EXPECT_EQ(-ENXIO, kfd_import(self->pool, &e.record,
+	EXPECT_EQ(-ENXIO, kfd_import(self->s.pool, &e.record,
 				     KFDPOOL_IMPORT_VALIDATE, NULL));
 
 	/* Two imports, two releases. */
-	ASSERT_EQ(0, kfd_import(self->imp, &e.record, 0, NULL));
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &e.record, 0, NULL));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
 	EXPECT_EQ(SZ, st.imported_bytes);
-	EXPECT_EQ(0, kfd_release(self->imp, self->entry[1]));
-	EXPECT_EQ(0, kfd_import(self->imp, &e.record, KFDPOOL_IMPORT_VALIDATE,
+	EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[1]));
+	EXPECT_EQ(0, kfd_import(self->s.imp, &e.record, KFDPOOL_IMPORT_VALIDATE,
 				NULL));
-	EXPECT_EQ(0, kfd_release(self->imp, self->entry[1]));
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[1]));
-	EXPECT_EQ(-ENXIO, kfd_import(self->imp, &e.record,
+	EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[1]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[1]));
+	EXPECT_EQ(-ENXIO, kfd_import(self->s.imp, &e.record,
 				     KFDPOOL_IMPORT_VALIDATE, NULL));
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	EXPECT_EQ(0, st.imported_bytes);
 
 	/* The owner fd may import too. */
-	ASSERT_EQ(0, kfd_import(self->pool, &e.record, 0, NULL));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_import(self->s.pool, &e.record, 0, NULL));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.fd_imports);
-	EXPECT_EQ(0, kfd_release(self->pool, self->entry[1]));
+	EXPECT_EQ(0, kfd_release(self->s.pool, self->s.entry[1]));
 }
 
 TEST_F(rec, export_bad_args)
 {
 	struct kfdpool_export e;
 	struct kfdpool_pool_stats st;
-	int p;
+	int ctl, p;
 
 #define EXP(_entry, _off, _size) do {		\
 	memset(&e, 0, sizeof(e));		\
@@ -151,52 +118,49 @@ TEST_F(rec, export_bad_args)
 	e.size = (_size);			\
 } while (0)
 
-	EXP(self->entry[0], 0, 0);
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], 0, SZ + 1);
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], SZ, 1);
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], SZ + 4096, 1);
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], 4096, ~0ULL - 100);	/* offset + size wraps */
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], ~0ULL, 2);
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], 0, 1);
+	EXP(self->s.entry[0], 0, 0);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 0, SZ + 1);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], SZ, 1);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], SZ + 4096, 1);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 4096, ~0ULL - 100);	/* offset + size wraps */
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], ~0ULL, 2);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 0, 1);
 	e.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], 0, 1);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 0, 1);
 	e.flags = 0x80000000;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], 0, 1);
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 0, 1);
 	e.pad = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
 	EXP(0, 0, 1);
-	EXPECT_EQ(-ENOENT, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[1] + 100, 0, 1);
-	EXPECT_EQ(-ENOENT, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
+	EXPECT_EQ(-ENOENT, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[1] + 100, 0, 1);
+	EXPECT_EQ(-ENOENT, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
 	/* Import fds may not export. */
-	EXP(self->entry[0], 0, 1);
-	EXPECT_EQ(-EPERM, kfd_ioctl(self->imp, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], 0, 1);
+	EXPECT_EQ(-EPERM, kfd_ioctl(self->s.imp, KFDPOOL_IOC_EXPORT, &e));
 	/* The whole entry, and its last byte, are fine. */
-	EXP(self->entry[0], 0, SZ);
-	EXPECT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	EXP(self->entry[0], SZ - 1, 1);
-	EXPECT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_EXPORT, &e));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXP(self->s.entry[0], 0, SZ);
+	EXPECT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	EXP(self->s.entry[0], SZ - 1, 1);
+	EXPECT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(2, st.records);
 	EXPECT_EQ(SZ + 1, st.used_bytes);
 
 	/* A pool that cannot be shared exports no pointers. */
-	{
-		int ctl = kfd_open();
-
-		p = kfd_pool_create(ctl, 0, "private", 0, NULL);
-		close(ctl);
-	}
+	ctl = kfd_open();
+	p = kfd_pool_create(ctl, 0, "private", 0, NULL);
+	close(ctl);
 	ASSERT_LE(0, p);
-	EXP(kfd_pin(p, self->buf[0], 0), 0, 1);
+	EXP(kfd_pin(p, self->s.buf[0], 0), 0, 1);
 	EXPECT_LT(0, (int)e.entry_id);
 	EXPECT_EQ(-EOPNOTSUPP, kfd_ioctl(p, KFDPOOL_IOC_EXPORT, &e));
 	close(p);
@@ -208,22 +172,22 @@ TEST_F(rec, import_bad_args)
 	struct kfdpool_record r;
 	struct kfdpool_import imp;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
 	memset(&imp, 0, sizeof(imp));
 	imp.record = r;
 	imp.flags = 2;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_IMPORT, &imp));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_IMPORT, &imp));
 	imp.flags = 0x80000000 | KFDPOOL_IMPORT_VALIDATE;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_IMPORT, &imp));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_IMPORT, &imp));
 	/* Outputs coming in dirty are ignored. */
 	memset(&imp, 0x5a, sizeof(imp));
 	imp.record = r;
 	imp.flags = 0;
-	ASSERT_EQ(0, kfd_ioctl(self->imp, KFDPOOL_IOC_IMPORT, &imp));
+	ASSERT_EQ(0, kfd_ioctl(self->s.imp, KFDPOOL_IOC_IMPORT, &imp));
 	EXPECT_EQ(0, imp.status);
 	EXPECT_EQ(0, imp.offset);
 	close(imp.fd);
-	EXPECT_EQ(-1, ioctl(self->imp, KFDPOOL_IOC_IMPORT, (void *)8));
+	EXPECT_EQ(-1, ioctl(self->s.imp, KFDPOOL_IOC_IMPORT, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
 }
 
@@ -235,7 +199,7 @@ TEST_F(rec, import_fault_leaks_nothing)
 	struct kfdpool_record r;
 	int fd;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
 	imp = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, imp);
@@ -244,11 +208,11 @@ TEST_F(rec, import_fault_leaks_nothing)
 	ASSERT_EQ(0, mprotect(imp, 4096, PROT_READ));
 	fd = dup(0);
 	close(fd);
-	EXPECT_EQ(-1, ioctl(self->imp, KFDPOOL_IOC_IMPORT, imp));
+	EXPECT_EQ(-1, ioctl(self->s.imp, KFDPOOL_IOC_IMPORT, imp));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(fd, dup(0));
 	close(fd);
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	EXPECT_EQ(0, st.imported_bytes);
 	munmap(imp, 4096);
@@ -258,15 +222,15 @@ TEST_F(rec, release_bad_args)
 {
 	struct kfdpool_release rel = {};
 
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, self->entry[0]));
-	rel.entry_id = self->entry[0];
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[0]));
+	rel.entry_id = self->s.entry[0];
 	rel.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE, &rel));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE, &rel));
 	rel.flags = 0;
 	rel.pad = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->imp, KFDPOOL_IOC_RELEASE, &rel));
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, 0));
-	EXPECT_EQ(-ENOENT, kfd_release(self->imp, 0xffffffff));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE, &rel));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, 0));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, 0xffffffff));
 }
 
 TEST_F(rec, revoke)
@@ -276,33 +240,33 @@ TEST_F(rec, revoke)
 	struct kfdpool_record r, r2;
 	struct kfdpool_import imp;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 4096, 4096, &r2));
-	ASSERT_EQ(0, kfd_import(self->imp, &r, 0, &imp));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 4096, 4096, &r2));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &r, 0, &imp));
 
 	rv.record = r;
 	rv.flags = 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.flags = 0;
-	EXPECT_EQ(-EPERM, kfd_ioctl(self->imp, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-EPERM, kfd_ioctl(self->s.imp, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record.magic ^= 1;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
 	rv.record.pool_id[3] ^= 0x10;
-	EXPECT_EQ(-EXDEV, kfd_ioctl(self->pool, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-EXDEV, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
 	rv.record.nonce[15] ^= 0x80;
-	EXPECT_EQ(-ENOENT, kfd_ioctl(self->pool, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-ENOENT, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
 	rv.record.generation++;
-	EXPECT_EQ(-ESTALE, kfd_ioctl(self->pool, KFDPOOL_IOC_REVOKE, &rv));
+	EXPECT_EQ(-ESTALE, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 
-	EXPECT_EQ(0, kfd_revoke(self->pool, &r));
-	EXPECT_EQ(-ENOENT, kfd_revoke(self->pool, &r));
-	EXPECT_EQ(-ENOENT, kfd_import(self->imp, &r, 0, NULL));
-	EXPECT_EQ(-ENOENT, kfd_import(self->imp, &r, KFDPOOL_IMPORT_VALIDATE,
+	EXPECT_EQ(0, kfd_revoke(self->s.pool, &r));
+	EXPECT_EQ(-ENOENT, kfd_revoke(self->s.pool, &r));
+	EXPECT_EQ(-ENOENT, kfd_import(self->s.imp, &r, 0, NULL));
+	EXPECT_EQ(-ENOENT, kfd_import(self->s.imp, &r, KFDPOOL_IMPORT_VALIDATE,
 				      NULL));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
 	EXPECT_EQ(4096, st.used_bytes);
 	EXPECT_EQ(8192, st.used_high);
@@ -311,12 +275,12 @@ TEST_F(rec, revoke)
 	EXPECT_EQ(1, kfd_dmabuf_check(imp.fd, SZ, 100, 0, 4096));
 	close(imp.fd);
 	/* The other record still imports. */
-	EXPECT_EQ(0, kfd_import(self->imp, &r2, KFDPOOL_IMPORT_VALIDATE,
+	EXPECT_EQ(0, kfd_import(self->s.imp, &r2, KFDPOOL_IMPORT_VALIDATE,
 				NULL));
 
 	memset(&st, 0, sizeof(st));
 	st.flags = KFDPOOL_STATS_RESET_USED_HIGH;
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_POOL_STATS, &st));
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_POOL_STATS, &st));
 	EXPECT_EQ(4096, st.used_high);
 }
 
@@ -326,18 +290,18 @@ TEST_F(rec, revoked_stays_dead)
 	struct kfdpool_record r[64], old;
 	int i, j;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &old));
-	ASSERT_EQ(0, kfd_revoke(self->pool, &old));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &old));
+	ASSERT_EQ(0, kfd_revoke(self->s.pool, &old));
 	for (i = 0; i < 64; i++) {
-		ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096,
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096,
 					&r[i]));
 		EXPECT_NE(old.generation, r[i].generation);
 		for (j = 0; j < i; j++)
 			EXPECT_NE(r[j].record_id, r[i].record_id);
-		EXPECT_NE(0, kfd_import(self->imp, &old, 0, NULL));
+		EXPECT_NE(0, kfd_import(self->s.imp, &old, 0, NULL));
 	}
 	for (i = 0; i < 64; i++)
-		EXPECT_EQ(0, kfd_revoke(self->pool, &r[i]));
+		EXPECT_EQ(0, kfd_revoke(self->s.pool, &r[i]));
 }
 
 TEST_F(rec, unpin_revokes)
@@ -347,18 +311,18 @@ TEST_F(rec, unpin_revokes)
 	int i;
 
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], i * 4096,
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], i * 4096,
 					4096, &r[i]));
-	u.entry_id = self->entry[0];
-	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_UNPIN, &u));
+	u.entry_id = self->s.entry[0];
+	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, &u));
 	EXPECT_EQ(3, u.revoked);
 	EXPECT_EQ(0, u.draining);
 	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(-ENOENT, kfd_import(self->imp, &r[i], 0, NULL));
-		EXPECT_EQ(-ENOENT, kfd_revoke(self->pool, &r[i]));
+		EXPECT_EQ(-ENOENT, kfd_import(self->s.imp, &r[i], 0, NULL));
+		EXPECT_EQ(-ENOENT, kfd_revoke(self->s.pool, &r[i]));
 	}
-	EXPECT_EQ(0, kfd_fdinfo_num(self->pool, "kfdpool-records"));
-	EXPECT_EQ(0, kfd_fdinfo_num(self->pool, "kfdpool-used"));
+	EXPECT_EQ(0, kfd_fdinfo_num(self->s.pool, "kfdpool-records"));
+	EXPECT_EQ(0, kfd_fdinfo_num(self->s.pool, "kfdpool-used"));
 }
 
 TEST_F(rec, cross_pool)
@@ -370,13 +334,13 @@ TEST_F(rec, cross_pool)
 	ASSERT_LE(0, b);
 	bimp = kfd_pool_export(b);
 	ASSERT_LE(0, bimp);
-	eb = kfd_pin(b, self->buf[0], 0);
+	eb = kfd_pin(b, self->s.buf[0], 0);
 	ASSERT_LT(0, eb);
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 4096, &r));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &r));
 	ASSERT_EQ(0, kfd_export(b, eb, 0, 4096, &rb));
 	EXPECT_EQ(-EXDEV, kfd_import(bimp, &r, 0, NULL));
 	EXPECT_EQ(-EXDEV, kfd_import(b, &r, 0, NULL));
-	EXPECT_EQ(-EXDEV, kfd_import(self->imp, &rb, 0, NULL));
+	EXPECT_EQ(-EXDEV, kfd_import(self->s.imp, &rb, 0, NULL));
 	EXPECT_EQ(-EXDEV, kfd_revoke(b, &r));
 	/* Even with pool B's id written in, A's record is not B's. */
 	memcpy(r.pool_id, rb.pool_id, 16);
@@ -406,7 +370,7 @@ TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 	unsigned char *b = (unsigned char *)&r;
 
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, kfd_export(self->pool, self->entry[i & 1],
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[i & 1],
 					(i / 2) * 4096, 4096, &valid[i]));
 
 	for (i = 0; i < 10000; i++) {
@@ -423,9 +387,9 @@ TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 			r.magic = KFDPOOL_RECORD_MAGIC;
 			memcpy(r.pool_id, valid[0].pool_id, 16);
 			r.record_id %= 16;
-			r.entry_id = self->entry[i & 2 ? 1 : 0];
+			r.entry_id = self->s.entry[i & 2 ? 1 : 0];
 		}
-		ret = kfd_import(self->imp, &r, 0, NULL);
+		ret = kfd_import(self->s.imp, &r, 0, NULL);
 		imported += !ret;
 		bad_errno += ret && !allowed_errno(ret);
 	}
@@ -444,11 +408,11 @@ TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 		}
 		if (same_record(&r, &valid[i % 8]))
 			continue;	/* flips cancelled out */
-		ret = kfd_import(self->imp, &r, KFDPOOL_IMPORT_VALIDATE, NULL);
+		ret = kfd_import(self->s.imp, &r, KFDPOOL_IMPORT_VALIDATE, NULL);
 		/* Validate-only would say -ENXIO for a record that matched. */
 		if (ret == -ENXIO || !ret)
 			imported++;
-		ret = kfd_import(self->imp, &r, 0, NULL);
+		ret = kfd_import(self->s.imp, &r, 0, NULL);
 		imported += !ret;
 		bad_errno += ret && !allowed_errno(ret);
 		n_estale += ret == -ESTALE;
@@ -460,8 +424,8 @@ TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 
 	/* The valid ones still import, and nothing else was counted. */
 	for (i = 0; i < 8; i++)
-		EXPECT_EQ(0, kfd_import(self->imp, &valid[i], 0, NULL));
-	EXPECT_EQ(2, kfd_fdinfo_num(self->imp, "kfdpool-fd-imports"));
+		EXPECT_EQ(0, kfd_import(self->s.imp, &valid[i], 0, NULL));
+	EXPECT_EQ(2, kfd_fdinfo_num(self->s.imp, "kfdpool-fd-imports"));
 }
 
 /* Every numeric fdinfo value equals the stats ioctl's, on both fd modes. */
@@ -503,17 +467,17 @@ TEST_F(rec, fdinfo_equals_stats)
 	struct kfdpool_pool_stats st;
 	int i;
 
-	check_fdinfo(_metadata, self->pool);
-	check_fdinfo(_metadata, self->imp);
+	check_fdinfo(_metadata, self->s.pool);
+	check_fdinfo(_metadata, self->s.imp);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, kfd_export(self->pool, self->entry[i & 1],
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[i & 1],
 					i * 8192, 4096 + i, &r[i]));
-	ASSERT_EQ(0, kfd_import(self->imp, &r[0], 0, NULL));
-	ASSERT_EQ(0, kfd_import(self->imp, &r[1], 0, NULL));
-	ASSERT_EQ(0, kfd_import(self->pool, &r[2], 0, NULL));
-	ASSERT_EQ(0, kfd_revoke(self->pool, &r[2]));
-	ASSERT_EQ(0, kfd_unpin(self->pool, self->entry[1], NULL));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &r[0], 0, NULL));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &r[1], 0, NULL));
+	ASSERT_EQ(0, kfd_import(self->s.pool, &r[2], 0, NULL));
+	ASSERT_EQ(0, kfd_revoke(self->s.pool, &r[2]));
+	ASSERT_EQ(0, kfd_unpin(self->s.pool, self->s.entry[1], NULL));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	/* Nothing zero that should not be, so equality means something. */
 	EXPECT_EQ(2 * SZ, st.reserved_bytes);
 	EXPECT_EQ(SZ, st.draining_bytes);
@@ -523,8 +487,8 @@ TEST_F(rec, fdinfo_equals_stats)
 	EXPECT_EQ(3 * 4096 + 3, st.used_high);
 	EXPECT_EQ(3 * SZ, st.imported_bytes);
 	EXPECT_EQ(SZ, st.fd_imported_bytes);
-	check_fdinfo(_metadata, self->pool);
-	check_fdinfo(_metadata, self->imp);
+	check_fdinfo(_metadata, self->s.pool);
+	check_fdinfo(_metadata, self->s.imp);
 	TH_LOG("reserved %llu used %llu/%llu draining %llu imported %llu",
 	       (unsigned long long)st.reserved_bytes,
 	       (unsigned long long)st.used_bytes,

@@ -102,36 +102,15 @@ static int u_batch(struct io_uring *ring, int fd, __u32 op, void *ops,
 FIXTURE(ur) {
 	struct io_uring ring;
 	bool ring_ok;
-	int pool;
-	int imp;
-	int buf[NENTRIES];
-	int entry[NENTRIES];
-	int baseline;
+	struct kfd_set s;
 };
 
 FIXTURE_SETUP(ur)
 {
-	int i, ret;
+	int ret;
 
 	self->ring_ok = false;
-	self->pool = -1;
-	self->imp = -1;
-	for (i = 0; i < NENTRIES; i++)
-		self->buf[i] = -1;
-	self->baseline = kfd_dmabuf_count_now();
-	self->pool = kfd_pool_new("uring_test");
-	if (self->pool < 0)
-		SKIP(return, "no pool: %s", strerror(-self->pool));
-	self->imp = kfd_pool_export(self->pool);
-	ASSERT_LE(0, self->imp);
-	for (i = 0; i < NENTRIES; i++) {
-		self->buf[i] = kfd_dmabuf_new(SZ);
-		if (self->buf[i] < 0)
-			SKIP(return, "no dma-buf exporter: %s",
-			     strerror(-self->buf[i]));
-		self->entry[i] = kfd_pin(self->pool, self->buf[i], 0x10 + i);
-		ASSERT_LT(0, self->entry[i]);
-	}
+	KFD_SET_SETUP("uring_test", NENTRIES, SZ, -1, 0x10);
 	ret = ring_init(&self->ring, 64);
 	if (ret)
 		SKIP(return, "io_uring with SQE128: %s", strerror(-ret));
@@ -140,19 +119,9 @@ FIXTURE_SETUP(ur)
 
 FIXTURE_TEARDOWN(ur)
 {
-	int i;
-
 	if (self->ring_ok)
 		io_uring_queue_exit(&self->ring);
-	for (i = 0; i < NENTRIES; i++)
-		if (self->buf[i] >= 0)
-			close(self->buf[i]);
-	if (self->imp >= 0)
-		close(self->imp);
-	if (self->pool >= 0)
-		close(self->pool);
-	if (self->baseline >= 0)
-		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	KFD_SET_TEARDOWN();
 }
 
 TEST_F(ur, feature_bit)
@@ -170,41 +139,41 @@ TEST_F(ur, inline_commands)
 	struct kfdpool_pool_stats st;
 	int fd;
 
-	ASSERT_EQ(0, u_export(&self->ring, self->pool, self->entry[2], 4096,
+	ASSERT_EQ(0, u_export(&self->ring, self->s.pool, self->s.entry[2], 4096,
 			      100, &rec));
 	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, rec.magic);
-	EXPECT_EQ(self->entry[2], rec.entry_id);
+	EXPECT_EQ(self->s.entry[2], rec.entry_id);
 	EXPECT_EQ(4096, rec.offset);
 	EXPECT_EQ(100, rec.size);
 	/* The record is good for the ioctl path too. */
-	EXPECT_EQ(-ENXIO, kfd_import(self->imp, &rec, KFDPOOL_IMPORT_VALIDATE,
+	EXPECT_EQ(-ENXIO, kfd_import(self->s.imp, &rec, KFDPOOL_IMPORT_VALIDATE,
 				     NULL));
-	EXPECT_EQ(-ENXIO, u_record(&self->ring, self->imp,
+	EXPECT_EQ(-ENXIO, u_record(&self->ring, self->s.imp,
 				   KFDPOOL_URING_IMPORT, &rec,
 				   KFDPOOL_IMPORT_VALIDATE));
 
-	fd = u_record(&self->ring, self->imp, KFDPOOL_URING_IMPORT, &rec, 0);
+	fd = u_record(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT, &rec, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_TRUE(kfd_cloexec(fd));
 	EXPECT_EQ(SZ, kfd_dmabuf_size(fd));
 	close(fd);
-	EXPECT_EQ(0, u_record(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(0, u_record(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 			      &rec, KFDPOOL_IMPORT_VALIDATE));
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
 	EXPECT_EQ(SZ, st.fd_imported_bytes);
 	EXPECT_EQ(1, st.records);
 	EXPECT_EQ(100, st.used_bytes);
 
-	EXPECT_EQ(0, u_release(&self->ring, self->imp, self->entry[2]));
-	EXPECT_EQ(-ENOENT, u_release(&self->ring, self->imp, self->entry[2]));
-	EXPECT_EQ(0, u_record(&self->ring, self->pool, KFDPOOL_URING_REVOKE,
+	EXPECT_EQ(0, u_release(&self->ring, self->s.imp, self->s.entry[2]));
+	EXPECT_EQ(-ENOENT, u_release(&self->ring, self->s.imp, self->s.entry[2]));
+	EXPECT_EQ(0, u_record(&self->ring, self->s.pool, KFDPOOL_URING_REVOKE,
 			      &rec, 0));
-	EXPECT_EQ(-ENOENT, u_record(&self->ring, self->pool,
+	EXPECT_EQ(-ENOENT, u_record(&self->ring, self->s.pool,
 				    KFDPOOL_URING_REVOKE, &rec, 0));
-	EXPECT_EQ(-ENOENT, u_record(&self->ring, self->imp,
+	EXPECT_EQ(-ENOENT, u_record(&self->ring, self->s.imp,
 				    KFDPOOL_URING_IMPORT, &rec, 0));
-	ASSERT_EQ(0, kfd_stats(self->imp, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	EXPECT_EQ(0, st.records);
 }
@@ -217,65 +186,65 @@ TEST_F(ur, inline_bad_args)
 	struct kfdpool_record rec;
 	struct kfdpool_pool_stats st;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 1, &rec));
-	ue.entry_id = self->entry[0];
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 1, &rec));
+	ue.entry_id = self->s.entry[0];
 	ue.size = 1;
 	ue.record_ptr = (uintptr_t)&rec;
 	ue.flags = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool, KFDPOOL_URING_EXPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
 				&ue, sizeof(ue)));
 	ue.flags = 0;
 	ue.size = 0;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool, KFDPOOL_URING_EXPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
 				&ue, sizeof(ue)));
 	ue.size = SZ + 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool, KFDPOOL_URING_EXPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
 				&ue, sizeof(ue)));
 	ue.size = 1;
 	ue.entry_id = 0;
-	EXPECT_EQ(-ENOENT, run1(&self->ring, self->pool, KFDPOOL_URING_EXPORT,
+	EXPECT_EQ(-ENOENT, run1(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
 				&ue, sizeof(ue)));
 	/* A record pointer that faults: -EFAULT and no record left. */
-	ue.entry_id = self->entry[0];
+	ue.entry_id = self->s.entry[0];
 	ue.record_ptr = 16;
-	EXPECT_EQ(-EFAULT, run1(&self->ring, self->pool, KFDPOOL_URING_EXPORT,
+	EXPECT_EQ(-EFAULT, run1(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
 				&ue, sizeof(ue)));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
 
 	ur.record = rec;
 	ur.pad = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 				&ur, sizeof(ur)));
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool, KFDPOOL_URING_REVOKE,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool, KFDPOOL_URING_REVOKE,
 				&ur, sizeof(ur)));
 	ur.pad = 0;
 	ur.flags = 2;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 				&ur, sizeof(ur)));
 	ur.flags = KFDPOOL_IMPORT_VALIDATE;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool, KFDPOOL_URING_REVOKE,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool, KFDPOOL_URING_REVOKE,
 				&ur, sizeof(ur)));
 	ur.flags = 0;
 	ur.record.magic = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 				&ur, sizeof(ur)));
 	ur.record = rec;
 	ur.record.pool_id[15] ^= 1;
-	EXPECT_EQ(-EXDEV, run1(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(-EXDEV, run1(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 			       &ur, sizeof(ur)));
 	ur.record = rec;
 	ur.record.generation += 5;
-	EXPECT_EQ(-ESTALE, run1(&self->ring, self->imp, KFDPOOL_URING_IMPORT,
+	EXPECT_EQ(-ESTALE, run1(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
 				&ur, sizeof(ur)));
 
-	rel.entry_id = self->entry[0];
+	rel.entry_id = self->s.entry[0];
 	rel.flags = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->imp, KFDPOOL_URING_RELEASE,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_RELEASE,
 				&rel, sizeof(rel)));
 	rel.flags = 0;
 	rel.pad = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->imp, KFDPOOL_URING_RELEASE,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_RELEASE,
 				&rel, sizeof(rel)));
 }
 
@@ -283,15 +252,15 @@ TEST_F(ur, unknown_cmd_op)
 {
 	char payload[CMD_PAYLOAD] = {};
 
-	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->pool, 0, payload, 0));
-	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->pool, KFDPOOL_IOC_PIN,
+	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.pool, 0, payload, 0));
+	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.pool, KFDPOOL_IOC_PIN,
 				payload, 0));
-	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->pool, KFDPOOL_IOC_POOL_STATS,
+	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.pool, KFDPOOL_IOC_POOL_STATS,
 				payload, 0));
-	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->imp,
+	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.imp,
 				_IOW(KFDPOOL_IOC_MAGIC, 0x44, __u64), payload,
 				0));
-	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->imp, 0xffffffff, payload,
+	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.imp, 0xffffffff, payload,
 				0));
 }
 
@@ -301,7 +270,7 @@ TEST_F(ur, not_a_pool)
 	struct kfdpool_release rel = {};
 	int p[2], ctl, memfd;
 
-	rel.entry_id = self->entry[0];
+	rel.entry_id = self->s.entry[0];
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	EXPECT_EQ(-EOPNOTSUPP, run1(&self->ring, p[0], KFDPOOL_URING_RELEASE,
 				    &rel, sizeof(rel)));
@@ -316,7 +285,7 @@ TEST_F(ur, not_a_pool)
 	EXPECT_EQ(-EOPNOTSUPP, run1(&self->ring, memfd, KFDPOOL_URING_RELEASE,
 				    &rel, sizeof(rel)));
 	close(memfd);
-	EXPECT_EQ(-EOPNOTSUPP, run1(&self->ring, self->buf[0],
+	EXPECT_EQ(-EOPNOTSUPP, run1(&self->ring, self->s.buf[0],
 				    KFDPOOL_URING_RELEASE, &rel, sizeof(rel)));
 	EXPECT_EQ(-EBADF, run1(&self->ring, 1 << 20, KFDPOOL_URING_RELEASE,
 			       &rel, sizeof(rel)));
@@ -331,11 +300,11 @@ TEST_F(ur, needs_sqe128)
 	struct io_uring_cqe *cqe;
 
 	ASSERT_EQ(0, io_uring_queue_init(4, &small, 0));
-	rel.entry_id = self->entry[0];
+	rel.entry_id = self->s.entry[0];
 	/* A 64-byte SQE has 16 bytes of payload: the release struct fits. */
 	sqe = io_uring_get_sqe(&small);
 	ASSERT_NE(NULL, sqe);
-	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, self->imp, NULL, 0, 0);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, self->s.imp, NULL, 0, 0);
 	sqe->cmd_op = KFDPOOL_URING_RELEASE;
 	memcpy(sqe->cmd, &rel, sizeof(rel));
 	ASSERT_EQ(1, io_uring_submit(&small));
@@ -353,30 +322,30 @@ TEST_F(ur, import_fd_owner_only)
 	struct kfdpool_pool_stats st;
 	int fd;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[0], 0, 1, &rec));
-	EXPECT_EQ(-EPERM, u_export(&self->ring, self->imp, self->entry[0], 0,
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 1, &rec));
+	EXPECT_EQ(-EPERM, u_export(&self->ring, self->s.imp, self->s.entry[0], 0,
 				   1, &out));
-	EXPECT_EQ(-EPERM, u_record(&self->ring, self->imp, KFDPOOL_URING_REVOKE,
+	EXPECT_EQ(-EPERM, u_record(&self->ring, self->s.imp, KFDPOOL_URING_REVOKE,
 				   &rec, 0));
-	ex[0].entry_id = self->entry[0];
+	ex[0].entry_id = self->s.entry[0];
 	ex[0].size = 1;
 	ex[1] = ex[0];
-	EXPECT_EQ(-EPERM, u_batch(&self->ring, self->imp,
+	EXPECT_EQ(-EPERM, u_batch(&self->ring, self->s.imp,
 				  KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
 				  sizeof(ex[0])));
 	rv[0].record = rec;
 	rv[1].record = rec;
-	EXPECT_EQ(-EPERM, u_batch(&self->ring, self->imp,
+	EXPECT_EQ(-EPERM, u_batch(&self->ring, self->s.imp,
 				  KFDPOOL_IOC_REVOKE_BATCH, rv, 2,
 				  sizeof(rv[0])));
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
 	/* The import fd may import and release through the ring. */
-	fd = u_record(&self->ring, self->imp, KFDPOOL_URING_IMPORT, &rec, 0);
+	fd = u_record(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT, &rec, 0);
 	EXPECT_LE(0, fd);
 	if (fd >= 0)
 		close(fd);
-	EXPECT_EQ(0, u_release(&self->ring, self->imp, self->entry[0]));
+	EXPECT_EQ(0, u_release(&self->ring, self->s.imp, self->s.entry[0]));
 }
 
 TEST_F(ur, vectored)
@@ -390,12 +359,12 @@ TEST_F(ur, vectored)
 
 	memset(ex, 0, sizeof(ex));
 	for (i = 0; i < 32; i++) {
-		ex[i].entry_id = self->entry[i % NENTRIES];
+		ex[i].entry_id = self->s.entry[i % NENTRIES];
 		ex[i].offset = i * 8;
 		ex[i].size = 8;
 	}
 	ex[31].size = 0;	/* one bad element */
-	ASSERT_EQ(32, u_batch(&self->ring, self->pool,
+	ASSERT_EQ(32, u_batch(&self->ring, self->s.pool,
 			      KFDPOOL_IOC_EXPORT_BATCH, ex, 32,
 			      sizeof(ex[0])));
 	for (i = 0; i < 31; i++)
@@ -405,7 +374,7 @@ TEST_F(ur, vectored)
 	memset(im, 0, sizeof(im));
 	for (i = 0; i < 31; i++)
 		im[i].record = ex[i].record;
-	ASSERT_EQ(31, u_batch(&self->ring, self->imp,
+	ASSERT_EQ(31, u_batch(&self->ring, self->s.imp,
 			      KFDPOOL_IOC_IMPORT_BATCH, im, 31,
 			      sizeof(im[0])));
 	for (i = 0; i < 31; i++) {
@@ -414,50 +383,50 @@ TEST_F(ur, vectored)
 		EXPECT_EQ(i * 8, im[i].offset);
 		close(im[i].fd);
 	}
-	EXPECT_EQ(NENTRIES, kfd_fdinfo_num(self->imp, "kfdpool-fd-imports"));
+	EXPECT_EQ(NENTRIES, kfd_fdinfo_num(self->s.imp, "kfdpool-fd-imports"));
 
 	memset(rel, 0, sizeof(rel));
 	for (i = 0; i < 31; i++)
-		rel[i].entry_id = self->entry[i % NENTRIES];
-	ASSERT_EQ(31, u_batch(&self->ring, self->imp,
+		rel[i].entry_id = self->s.entry[i % NENTRIES];
+	ASSERT_EQ(31, u_batch(&self->ring, self->s.imp,
 			      KFDPOOL_IOC_RELEASE_BATCH, rel, 31,
 			      sizeof(rel[0])));
 	for (i = 0; i < 31; i++)
 		EXPECT_EQ(0, rel[i].status);
-	EXPECT_EQ(0, kfd_fdinfo_num(self->imp, "kfdpool-fd-imports"));
+	EXPECT_EQ(0, kfd_fdinfo_num(self->s.imp, "kfdpool-fd-imports"));
 
 	memset(rv, 0, sizeof(rv));
 	for (i = 0; i < 31; i++)
 		rv[i].record = ex[i].record;
 	rv[31].record = ex[0].record;	/* twice: -ENOENT */
-	ASSERT_EQ(32, u_batch(&self->ring, self->pool,
+	ASSERT_EQ(32, u_batch(&self->ring, self->s.pool,
 			      KFDPOOL_IOC_REVOKE_BATCH, rv, 32,
 			      sizeof(rv[0])));
 	EXPECT_EQ(0, rv[0].status);
 	EXPECT_EQ(-ENOENT, rv[31].status);
-	EXPECT_EQ(0, kfd_fdinfo_num(self->pool, "kfdpool-records"));
+	EXPECT_EQ(0, kfd_fdinfo_num(self->s.pool, "kfdpool-records"));
 
 	/* Descriptor errors as for the ioctl. */
-	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->pool,
+	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->s.pool,
 				   KFDPOOL_IOC_REVOKE_BATCH, rv,
 				   KFDPOOL_BATCH_MAX + 1, sizeof(rv[0])));
-	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->pool,
+	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->s.pool,
 				   KFDPOOL_IOC_REVOKE_BATCH, rv, 0,
 				   sizeof(rv[0])));
-	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->pool,
+	EXPECT_EQ(-EINVAL, u_batch(&self->ring, self->s.pool,
 				   KFDPOOL_IOC_REVOKE_BATCH, rv, 1, 8));
-	EXPECT_EQ(-EFAULT, u_batch(&self->ring, self->pool,
+	EXPECT_EQ(-EFAULT, u_batch(&self->ring, self->s.pool,
 				   KFDPOOL_IOC_REVOKE_BATCH, (void *)16, 1,
 				   sizeof(rv[0])));
 	b.ops = (uintptr_t)rv;
 	b.count = 1;
 	b.elem_size = sizeof(rv[0]);
 	b.flags = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool,
 				KFDPOOL_IOC_REVOKE_BATCH, &b, sizeof(b)));
 	b.flags = 0;
 	b.pad = 1;
-	EXPECT_EQ(-EINVAL, run1(&self->ring, self->pool,
+	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.pool,
 				KFDPOOL_IOC_REVOKE_BATCH, &b, sizeof(b)));
 }
 
@@ -470,13 +439,13 @@ TEST_F(ur, export_to_fresh_page)
 	rec = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, rec);
-	ASSERT_EQ(0, u_export(&self->ring, self->pool, self->entry[0], 0, 64,
+	ASSERT_EQ(0, u_export(&self->ring, self->s.pool, self->s.entry[0], 0, 64,
 			      rec));
 	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, rec->magic);
-	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
 	EXPECT_EQ(64, st.used_bytes);
-	EXPECT_EQ(0, kfd_import(self->imp, rec, 0, NULL));
+	EXPECT_EQ(0, kfd_import(self->s.imp, rec, 0, NULL));
 	munmap(rec, 4096);
 }
 
@@ -487,8 +456,8 @@ TEST_F_TIMEOUT(ur, ring_sizes, 300)
 	struct kfdpool_record rec;
 	unsigned int size;
 
-	ASSERT_EQ(0, kfd_export(self->pool, self->entry[1], 0, 4096, &rec));
-	ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, NULL));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[1], 0, 4096, &rec));
+	ASSERT_EQ(0, kfd_import(self->s.imp, &rec, 0, NULL));
 	ur.record = rec;
 	ur.flags = KFDPOOL_IMPORT_VALIDATE;
 	for (size = 1; size <= 4096; size *= 2) {
@@ -500,7 +469,7 @@ TEST_F_TIMEOUT(ur, ring_sizes, 300)
 		for (i = 0; i < size; i++) {
 			struct io_uring_sqe *sqe;
 
-			sqe = prep_cmd(&ring, self->imp, KFDPOOL_URING_IMPORT,
+			sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_URING_IMPORT,
 				       &ur, sizeof(ur), i);
 			ASSERT_NE(NULL, sqe);
 			if (i % 7 == 3)
@@ -516,7 +485,7 @@ TEST_F_TIMEOUT(ur, ring_sizes, 300)
 		EXPECT_EQ(size, ok);
 		io_uring_queue_exit(&ring);
 	}
-	EXPECT_EQ(0, kfd_release(self->imp, self->entry[1]));
+	EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[1]));
 }
 
 /*
@@ -534,7 +503,7 @@ TEST_F_TIMEOUT(ur, close_in_flight, 300)
 	int i, n = 256, seen = 0, fds = 0, other = 0;
 
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, kfd_export(self->pool, self->entry[i], 0, 4096,
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[i], 0, 4096,
 					&rec[i]));
 	im = calloc(64, sizeof(*im));
 	for (i = 0; i < 64; i++)
@@ -544,7 +513,7 @@ TEST_F_TIMEOUT(ur, close_in_flight, 300)
 		struct io_uring_sqe *sqe;
 
 		ur.record = rec[i % 4];
-		sqe = prep_cmd(&ring, self->imp, KFDPOOL_URING_IMPORT, &ur,
+		sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_URING_IMPORT, &ur,
 			       sizeof(ur), i);
 		ASSERT_NE(NULL, sqe);
 		sqe->flags |= IOSQE_ASYNC;
@@ -556,20 +525,20 @@ TEST_F_TIMEOUT(ur, close_in_flight, 300)
 		b.ops = (uintptr_t)im;
 		b.count = 64;
 		b.elem_size = sizeof(*im);
-		sqe = prep_cmd(&ring, self->imp, KFDPOOL_IOC_IMPORT_BATCH, &b,
+		sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, &b,
 			       sizeof(b), 1000);
 		ASSERT_NE(NULL, sqe);
 		sqe->flags |= IOSQE_ASYNC;
 	}
 	ASSERT_EQ(n + 1, io_uring_submit(&ring));
 	/* Close every fd of the pool and the dma-bufs right away. */
-	close(self->imp);
-	self->imp = -1;
-	close(self->pool);
-	self->pool = -1;
+	close(self->s.imp);
+	self->s.imp = -1;
+	close(self->s.pool);
+	self->s.pool = -1;
 	for (i = 0; i < NENTRIES; i++) {
-		close(self->buf[i]);
-		self->buf[i] = -1;
+		close(self->s.buf[i]);
+		self->s.buf[i] = -1;
 	}
 	while (seen < n + 1) {
 		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
@@ -936,7 +905,7 @@ TEST_F_TIMEOUT(ur, three_ways_same_results, 600)
 		s[m].imp = kfd_pool_export(s[m].pool);
 		ASSERT_LE(0, s[m].imp);
 		for (i = 0; i < NENTRIES; i++) {
-			s[m].entry[i] = kfd_pin(s[m].pool, self->buf[i],
+			s[m].entry[i] = kfd_pin(s[m].pool, self->s.buf[i],
 						0x10 + i);
 			ASSERT_LT(0, s[m].entry[i]);
 		}
