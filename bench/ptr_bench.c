@@ -108,14 +108,24 @@ static void export_all(int pool, const struct mode_desc *m,
 				die("export %u: %s", i, strerror(errno));
 		break;
 	case M_BATCH:
+	case M_VEC:
 		for (i = 0; i < nptrs; i += k) {
 			struct kfdpool_batch b = { .ops = (uintptr_t)&ex[i],
 				.elem_size = sizeof(*ex) };
+			int ret;
 
 			k = nptrs - i < m->batch ? nptrs - i : m->batch;
 			b.count = k;
-			if (xioctl(pool, KFDPOOL_IOC_EXPORT_BATCH, &b) != (int)k)
-				die("export batch: %s", strerror(errno));
+			if (m->mode == M_BATCH) {
+				ret = xioctl(pool, KFDPOOL_IOC_EXPORT_BATCH, &b);
+			} else {
+				uring_cmd(io_uring_get_sqe(&ring), pool,
+					  KFDPOOL_IOC_EXPORT_BATCH, &b, sizeof(b), 0);
+				uring_run(1, res);
+				ret = res[0];
+			}
+			if (ret != (int)k)
+				die("export batch: %d %s", ret, strerror(errno));
 		}
 		break;
 	case M_URING:
@@ -137,20 +147,6 @@ static void export_all(int pool, const struct mode_desc *m,
 		for (i = 0; i < nptrs; i++)
 			if (res[i])
 				die("uring export %u: %s", i, strerror(-res[i]));
-		break;
-	case M_VEC:
-		for (i = 0; i < nptrs; i += k) {
-			struct kfdpool_batch b = { .ops = (uintptr_t)&ex[i],
-				.elem_size = sizeof(*ex) };
-
-			k = nptrs - i < m->batch ? nptrs - i : m->batch;
-			b.count = k;
-			uring_cmd(io_uring_get_sqe(&ring), pool,
-				  KFDPOOL_IOC_EXPORT_BATCH, &b, sizeof(b), 0);
-			uring_run(1, res);
-			if (res[0] != (int)k)
-				die("vectored export: %d", res[0]);
-		}
 		break;
 	case M_SCM:
 		break;
@@ -193,8 +189,7 @@ struct held {
 
 static struct held held[MAX_ENTRY + 1];
 
-static void import_done(struct kfdpool_import *im, uint64_t *errors,
-			unsigned int i)
+static void import_done(struct kfdpool_import *im, unsigned int i)
 {
 	struct held *h = &held[im->entry_id];
 
@@ -224,7 +219,7 @@ static void verify(const struct kfdpool_record *rec, uint64_t *errors)
 
 static void import_all(int pool, const struct mode_desc *m,
 		       const struct kfdpool_record *rec, struct kfdpool_import *im,
-		       int *res, uint64_t *errors)
+		       int *res)
 {
 	unsigned int i, j, k, first;
 
@@ -240,7 +235,7 @@ static void import_all(int pool, const struct mode_desc *m,
 				im[i].flags = KFDPOOL_IMPORT_VALIDATE;
 			if (xioctl(pool, KFDPOOL_IOC_IMPORT, &im[i]))
 				im[i].status = -errno;
-			import_done(&im[i], errors, i);
+			import_done(&im[i], i);
 		}
 		return;
 	case M_BATCH:
@@ -269,7 +264,7 @@ static void import_all(int pool, const struct mode_desc *m,
 			if (ret != (int)k)
 				die("import batch: %d %s", ret, strerror(errno));
 			for (j = i; j < i + k; j++)
-				import_done(&im[j], errors, j);
+				import_done(&im[j], j);
 		}
 		return;
 	case M_URING:
@@ -311,7 +306,7 @@ static void import_all(int pool, const struct mode_desc *m,
 				im[j].entry_id = rec[j].entry_id;
 				im[j].offset = rec[j].offset;
 				im[j].entry_size = CHUNK_SIZE;
-				import_done(&im[j], errors, j);
+				import_done(&im[j], j);
 				im[j].flags = ~0u;	/* done */
 			}
 			for (first = 0, j = i; j < i + k; j++) {
@@ -336,7 +331,7 @@ static void import_all(int pool, const struct mode_desc *m,
 				im[j].entry_id = rec[j].entry_id;
 				im[j].offset = rec[j].offset;
 				im[j].fd = -1;
-				import_done(&im[j], errors, j);
+				import_done(&im[j], j);
 			}
 		}
 		return;
@@ -365,7 +360,7 @@ static void release_all(int pool)
 static char **scm_maps;
 static int *scm_fds;
 
-static void scm_import(int sock, uint64_t *errors)
+static void scm_import(int sock)
 {
 	static int fds[FDS_PER_MSG];
 	char **maps = scm_maps;
@@ -420,14 +415,14 @@ static void importer(int sock, int pool)
 		if (h.mode == ~0u)
 			break;
 		if (modes[h.mode].mode == M_SCM) {
-			scm_import(sock, &r.errors);
+			scm_import(sock);
 			r.t1 = now_ns();
 			scm_verify(&r.errors);
 			scm_cleanup();
 		} else {
 			read_all(sock, rec, sizeof(*rec) * nptrs);
 			r.t_recv = now_ns();
-			import_all(pool, &modes[h.mode], rec, im, res, &r.errors);
+			import_all(pool, &modes[h.mode], rec, im, res);
 			r.t1 = now_ns();
 			verify(rec, &r.errors);
 			release_all(pool);
