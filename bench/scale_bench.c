@@ -143,8 +143,8 @@ int main(void)
 	for (i = 0; i < 4 && counts[i] <= max; i++, n++) {
 		run(ctl, counts[i], &imp[i], &bat[i], &mem[i]);
 		snprintf(row, sizeof(row), "%u records", counts[i]);
-		figure("scaling", row, "import ns (ioctl)", imp[i], "ns");
-		figure("scaling", row, "import ns (batch 512)", bat[i], "ns");
+		figure("scaling", row, "import (ioctl)", imp[i], "ns");
+		figure("scaling", row, "import (batch 512)", bat[i], "ns");
 		figure("scaling", row, "kernel bytes per record", mem[i], "B");
 		figure("scaling", row, "import cost vs 1000", imp[i] / imp[0], "x");
 	}
