@@ -78,10 +78,10 @@ static inline double clock_cost(void)
  * The cost of one pair, two ways, from @rounds rounds of @n pairs each
  * timed alone:
  *   @mean: per round, the pairs' total over @n, median over the rounds:
- *	what a pair costs once everything it sets off is paid for (an IPC
- *	pool's records are freed and their xarray nodes given back later, in
- *	bulk, by whoever comes next: one pair in thousands takes millions of
- *	instructions, and how many land in a round varies from run to run);
+ *	what a pair costs with the rare expensive ones counted (on an IPC
+ *	pool about one pair in ten costs twice the typical one, and one in
+ *	thousands millions of instructions: deferred kernel work, whose
+ *	share of a round varies from run to run);
  *   @typical: the median of the single pairs: the cost of the common path,
  *	exact under icount (it is the budget make check holds).
  */
