@@ -12,11 +12,11 @@
 LIB_SONAME := libkfdpool.so.1
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
-LIB_SRCS := $(wildcard $(SRC)/userlib/src/*.c)
+LIB_SRCS := $(wildcard $(SRC)/userlib/src/*/*.c)
 LIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(LIB_SRCS))
-LIB_HDRS := $(wildcard $(SRC)/userlib/src/*.h $(SRC)/userlib/include/*.h) \
+LIB_HDRS := $(wildcard $(SRC)/userlib/src/*/*.h $(SRC)/userlib/include/*.h) \
 	$(SRC)/uapi/linux/kfdpool.h
-LIB_CPPFLAGS := -I$(SRC)/userlib/include -I$(SRC)/uapi -D_GNU_SOURCE \
+LIB_CPPFLAGS := -I$(SRC)/userlib/include -I$(SRC)/userlib/src -I$(SRC)/uapi -D_GNU_SOURCE \
 	-I/usr/include/libdrm
 LIB_CSTD := -std=gnu11
 LIB_STATIC_DEPS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -luring -ldrm -Wl,-Bdynamic
@@ -26,7 +26,7 @@ LIB_LDLIBS := -lpthread -lm
 # the linux-libc-dev copy is 1.11, without AMDKFD_IOC_EXPORT_DMABUF.
 KFD_IOCTL_H ?= $(lastword $(sort $(wildcard \
 	/usr/src/linux-headers-6.1[2-9]*-common/include/uapi/linux/kfd_ioctl.h)))
-$(LIBDIR_OUT)/obj/backend_kfd.o: LIB_CPPFLAGS += \
+$(LIBDIR_OUT)/obj/chunk/kfd.o: LIB_CPPFLAGS += \
 	$(if $(KFD_IOCTL_H),-DKFD_IOCTL_H='"$(KFD_IOCTL_H)"' \
 		-idirafter $(abspath $(dir $(KFD_IOCTL_H))/..))
 
@@ -63,10 +63,10 @@ UNIT_HARNESS := $(BUILD)/ksft/tools/testing/selftests
 UNIT_CFLAGS := $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes -Wno-sign-compare -Wno-misleading-indentation \
 	$(LIB_CPPFLAGS) -I$(SRC)/userlib/src -I$(UNIT_HARNESS) -I$(UNIT_OUT)
 
-# The allocator test links alloc.c alone; the others link the library.
-$(UNIT_OUT)/alloc_test: $(SRC)/userlib/test/alloc_test.c $(SRC)/userlib/src/alloc.c $(LIB_HDRS) | ksft
+# The allocator test links the sub-allocator (pool/arena.c) alone; the others link the library.
+$(UNIT_OUT)/alloc_test: $(SRC)/userlib/test/alloc_test.c $(SRC)/userlib/src/pool/arena.c $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/alloc.c
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/pool/arena.c
 
 # HIP ABI check: our own type declarations, renamed, next to HIP's.
 HIP_API_H := $(wildcard /usr/include/hip/hip_runtime_api.h)

@@ -5,7 +5,7 @@
  *
  * A pool (struct ihipMemPoolHandle_t, what hipMemPool_t points to) holds
  * one kfdpool pool fd.  An owner pool reserves chunks from its backend, pins
- * each chunk as one entry and sub-allocates from it (alloc.c).  In a pool
+ * each chunk as one entry and sub-allocates from it (pool/arena.c).  In a pool
  * with handle types every allocation is exported as one record when it is
  * made: the kernel's used_bytes is then exactly the allocated bytes (what
  * hipMemPoolAttrUsedMemCurrent means), and exporting the allocation's own

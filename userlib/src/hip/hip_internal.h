@@ -15,9 +15,9 @@
 #include <stdint.h>
 
 #include "kfdpool_hip.h"
-#include "internal.h"
-#include "alloc.h"
-#include "backend.h"
+#include "native/internal.h"
+#include "pool/arena.h"
+#include "chunk/backend.h"
 
 #define POOL_MAGIC	0x6b706d70
 #define ALLOC_ALIGN	256
