@@ -318,77 +318,6 @@ out_free:
 	return first;
 }
 
-static struct kp_ientry *ientry_find(struct ihipMemPoolHandle_t *pool,
-				     uint32_t entry_id)
-{
-	size_t i;
-
-	for (i = 0; i < pool->nients; i++)
-		if (pool->ients[i]->entry_id == entry_id)
-			return pool->ients[i];
-	return NULL;
-}
-
-static int ientry_add_ptr(struct kp_ientry *ie, void *ptr)
-{
-	uint32_t i;
-
-	for (i = 0; i < ie->nptrs; i++) {
-		if (ie->ptrs[i].ptr == ptr) {
-			ie->ptrs[i].refs++;
-			ie->refs++;
-			return 0;
-		}
-	}
-	if (kp_grow32((void **)&ie->ptrs, &ie->capptrs, ie->nptrs + 1,
-		   sizeof(*ie->ptrs)))
-		return -ENOMEM;
-	ie->ptrs[ie->nptrs++] = (struct kp_iptr){ ptr, 1 };
-	ie->refs++;
-	return 0;
-}
-
-/* Map a freshly imported chunk.  Consumes @fd. */
-static int ientry_new(struct ihipMemPoolHandle_t *pool,
-		      const struct kfdpool_import *im, struct kp_ientry **out)
-{
-	struct kp_ientry *ie;
-	int ret;
-
-	if (KP_GROW(pool->ients, pool->capients, pool->nients + 1))
-		ret = -ENOMEM;
-	else if (!(ie = calloc(1, sizeof(*ie))))
-		ret = -ENOMEM;
-	else {
-		ie->pool = pool;
-		ie->entry_id = im->entry_id;
-		ret = pool->be ?
-		      pool->be->map_import(pool->dev, im->fd, im->entry_size,
-					   &ie->mem) :
-		      kp_host_map_import(pool->dev, im->fd, im->entry_size,
-					 &ie->mem);
-		if (!ret) {
-			ret = kp_range_add(ie->mem.addr, im->entry_size,
-					R_IMPORT, ie);
-			if (ret) {
-				if (pool->be)
-					pool->be->unmap_import(&ie->mem);
-				else
-					kp_host_unmap_import(&ie->mem);
-			}
-		}
-		if (ret)
-			free(ie);
-	}
-	close(im->fd);
-	if (ret) {
-		kfdpool_release(pool->fd, im->entry_id);
-		return ret;
-	}
-	pool->ients[pool->nients++] = ie;
-	*out = ie;
-	return 0;
-}
 
 KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
 	void **dev_ptr, hipMemPool_t mem_pool,
@@ -448,7 +377,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 			continue;
 		}
 		op->flags = KFDPOOL_IMPORT_VALIDATE;
-		if (!ientry_find(pool, op->record.entry_id)) {
+		if (!kp_ientry_find(pool, op->record.entry_id)) {
 			for (j = 0; j < nops; j++)
 				if (!ops[j].flags && ops[j].record.entry_id ==
 				    op->record.entry_id)
@@ -475,7 +404,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		 * a later element did.
 		 */
 		if (st == -ENXIO && op->flags) {
-			int fl = ientry_find(pool, op->record.entry_id) ?
+			int fl = kp_ientry_find(pool, op->record.entry_id) ?
 				 KFDPOOL_IMPORT_VALIDATE : 0;
 
 			st = kfdpool_import(pool->fd, &op->record, fl, op);
@@ -485,16 +414,16 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 			}
 		}
 		if (!st && !op->flags) {
-			st = ientry_new(pool, op, &ie);	/* consumes op->fd */
+			st = kp_ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
-			ie = ientry_find(pool, op->record.entry_id);
+			ie = kp_ientry_find(pool, op->record.entry_id);
 			if (!ie)
 				st = -ENXIO;
 		}
 		if (!st && op->offset + op->size > ie->mem.size)
 			st = -EINVAL;
 		if (!st)
-			st = ientry_add_ptr(ie, (char *)ie->mem.addr +
+			st = kp_ientry_add_ptr(ie, (char *)ie->mem.addr +
 					    op->offset);
 		e = kfdpoolErrnoToHip(st);
 		if (!e)

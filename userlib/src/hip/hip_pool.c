@@ -1,28 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The HIP memory pool API over /dev/kfdpool: pools, their chunks,
- * attributes and access (allocation: hip_mem.c; sharing: hip_ipc.c).
- *
- * A pool (struct ihipMemPoolHandle_t, what hipMemPool_t points to) holds
- * one kfdpool pool fd.  An owner pool reserves chunks from its backend, pins
- * each chunk as one entry and sub-allocates from it (pool/arena.c).  In a pool
- * with handle types every allocation is exported as one record when it is
- * made: the kernel's used_bytes is then exactly the allocated bytes (what
- * hipMemPoolAttrUsedMemCurrent means), and exporting the allocation's own
- * address costs no system call.  An interior address gets a record of its
- * own, made once and kept with the allocation.  Freeing revokes the
- * allocation's records.
- *
- * An imported pool holds an import fd.  The first pointer imported from a
- * chunk imports the chunk (a dma-buf fd) and maps it; later pointers into
- * the same chunk are validated only (KFDPOOL_IMPORT_VALIDATE).  The chunk
- * is released and unmapped when its last imported pointer is freed.
- *
- * One mutex (kp_mu) serialises the library's pool state; the memory itself
- * is never touched under it.  Addresses are found through one sorted table of
- * ranges (owner chunks and imported chunk mappings).
- *
- * Pools do not survive fork(): a child must not use its parent's pools.
+ * The HIP memory pool API: creating and destroying pools, attributes,
+ * access, and the kfdpool* pool extensions.  The pools themselves are the
+ * pool allocator's (pool/pool.c); allocation: hip_mem.c; sharing:
+ * hip_ipc.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,138 +15,7 @@
 
 #include "hip_internal.h"
 
-pthread_mutex_t kp_mu = PTHREAD_MUTEX_INITIALIZER;
-struct ihipMemPoolHandle_t *kp_pools;
-static struct range *g_ranges;
-static size_t g_nranges, g_capranges;
 static unsigned int g_pool_seq;
-
-/*
- * fork() while another thread holds kp_mu would leave the child's copy
- * locked for ever: hold it across fork so that the child may use the
- * library (for pools of its own).
- */
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&kp_mu);
-}
-
-static void fork_done(void)
-{
-	pthread_mutex_unlock(&kp_mu);
-}
-
-__attribute__((constructor)) static void kp_hip_init(void)
-{
-	pthread_atfork(fork_prepare, fork_done, fork_done);
-}
-
-/* Grow *arr (of *cap elements of @elem bytes) to hold @need. */
-int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
-int kp_grow32(void **arr, uint32_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap;
-	int ret = kp_grow(arr, &c, need, elem);
-
-	*cap = (uint32_t)c;
-	return ret;
-}
-
-/* ---- the range table ---- */
-
-/* Index of the first range with start > addr. */
-static size_t range_upper(uintptr_t addr)
-{
-	size_t lo = 0, hi = g_nranges;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g_ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct range *kp_range_find(const void *p)
-{
-	uintptr_t addr = (uintptr_t)p;
-	size_t i = range_upper(addr);
-
-	if (!i || addr >= g_ranges[i - 1].end)
-		return NULL;
-	return &g_ranges[i - 1];
-}
-
-int kp_range_add(void *start, uint64_t len, int kind, void *obj)
-{
-	size_t i;
-
-	if (KP_GROW(g_ranges, g_capranges, g_nranges + 1))
-		return -ENOMEM;
-	i = range_upper((uintptr_t)start);
-	memmove(&g_ranges[i + 1], &g_ranges[i],
-		(g_nranges - i) * sizeof(*g_ranges));
-	g_ranges[i] = (struct range){ (uintptr_t)start,
-				      (uintptr_t)start + len, kind, obj };
-	g_nranges++;
-	return 0;
-}
-
-void kp_range_del(void *start)
-{
-	struct range *r = kp_range_find(start);
-	size_t i;
-
-	if (!r)
-		return;
-	i = r - g_ranges;
-	memmove(&g_ranges[i], &g_ranges[i + 1],
-		(g_nranges - i - 1) * sizeof(*g_ranges));
-	g_nranges--;
-}
-
-/* ---- pools ---- */
-
-struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h)
-{
-	struct ihipMemPoolHandle_t *p;
-
-	for (p = kp_pools; p; p = p->next)
-		if (p == h && !p->destroyed)
-			return p;
-	return NULL;
-}
-
-static void pool_unlink(struct ihipMemPoolHandle_t *pool)
-{
-	struct ihipMemPoolHandle_t **pp;
-
-	for (pp = &kp_pools; *pp; pp = &(*pp)->next) {
-		if (*pp == pool) {
-			*pp = pool->next;
-			return;
-		}
-	}
-}
 
 static uint64_t env_granularity(void)
 {
@@ -183,67 +33,6 @@ static uint64_t env_granularity(void)
 	if (v < MIN_GRANULE || v % PAGE)
 		return DEF_GRANULE;
 	return v;
-}
-
-static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
-{
-	struct kp_chunk *c = pool->chunks[idx];
-
-	/* Empty: every record of it was revoked when its allocations were
-	 * freed.  Imports elsewhere keep the memory (draining entry). */
-	kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
-	kp_range_del(c->mem.addr);
-	pool->be->free(&c->mem);
-	kp_arena_fini(&c->arena);
-	pool->reserved -= c->mem.size;
-	memmove(&pool->chunks[idx], &pool->chunks[idx + 1],
-		(pool->nchunks - idx - 1) * sizeof(*pool->chunks));
-	pool->nchunks--;
-	free(c);
-}
-
-/*
- * Give empty chunks back, newest first, as long as at least @keep bytes
- * stay reserved (hipMemPoolTrimTo's guarantee; the release threshold is
- * the same trim done after every free).
- */
-void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep)
-{
-	size_t i = pool->nchunks;
-
-	while (i-- > 0) {
-		struct kp_chunk *c = pool->chunks[i];
-
-		if (pool->reserved <= keep)
-			break;
-		if (kp_arena_empty(&c->arena) &&
-		    pool->reserved - c->mem.size >= keep)
-			release_chunk(pool, i);
-	}
-}
-
-/* A destroyed pool goes away once nothing of it is in use. */
-void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool)
-{
-	size_t i;
-
-	if (!pool->destroyed)
-		return;
-	if (pool->imported) {
-		if (pool->nients)
-			return;
-	} else {
-		for (i = 0; i < pool->nchunks; i++)
-			if (!kp_arena_empty(&pool->chunks[i]->arena))
-				return;
-		kp_pool_trim(pool, 0);
-	}
-	pool_unlink(pool);
-	close(pool->fd);
-	free(pool->chunks);
-	free(pool->ients);
-	pool->magic = 0;
-	free(pool);
 }
 
 static hipError_t check_props(const hipMemPoolProps *props)
