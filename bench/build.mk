@@ -8,11 +8,10 @@ $(BUILD)/bin/%_bench: $(SRC)/bench/%_bench.c $(SRC)/bench/bench.h $(SRC)/uapi/li
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE -I$(SRC)/uapi -o $@ $< -luring
 
-# hip_bench goes through libkfdpool's HIP API.
-$(BUILD)/bin/hip_bench: $(SRC)/bench/hip_bench.c $(SRC)/bench/bench.h $(LIBDIR_OUT)/libkfdpool.so
+# hip_bench goes through libkfdpool-hip's HIP API.
+$(BUILD)/bin/hip_bench: $(SRC)/bench/hip_bench.c $(SRC)/bench/bench.h $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE $(LIB_CPPFLAGS) -o $@ $< \
-		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
+	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE $(LIB_CPPFLAGS) -o $@ $< $(HIPLIB_LINK)
 
 bench: bench-progs
 	$(SRC)/tools/bench

@@ -85,7 +85,8 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
 
 # The exporter/importer pair (and the layout printer) that
-# selftests/lib_fortran_test.c runs, linked with libkfdpool.a.  (Not fully
+# selftests/lib_fortran_test.c runs, linked with libkfdpool-hip.a and
+# libkfdpool.a (the module's interfaces are HIP's API).  (Not fully
 # static: a static libgfortran's weak pthread references resolve to NULL.
 # The VM runner copies the shared libraries they need.)  In build/bin, which
 # the runner puts in the guest; not in build/selftests: the runner would run
@@ -97,9 +98,10 @@ fortran-tests: $(FORTRAN_TESTS)
 $(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	@mkdir -p $(dir $@)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
-$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
-		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -luring -ldrm $(LIB_LDLIBS)
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a \
+		$(NATIVE_STATIC_LIBS) $(HIPLIB_STATIC_LIBS)
 
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
