@@ -4,7 +4,8 @@
 #
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
-#   make install          module, library, headers, kfdpool.pc, udev rule,
+#   make install          module, libkfdpool and libkfdpool-hip, headers,
+#                         kfdpool.pc and kfdpool-hip.pc, udev rule,
 #                         modprobe.d example, kfdpool-stat, man pages, Fortran
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
@@ -169,17 +170,22 @@ install-module:
 	else echo "note: $(KO) not built: module not installed" \
 		"(make modules KVER=$(KVER) first)"; fi
 
+# Both libraries: the real file, the SONAME link, the development link, the
+# static archive and the .pc file (for this PREFIX and LIBDIR, whatever
+# PREFIX the build had).
+INSTALL_LIBS := libkfdpool libkfdpool-hip
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	$(INSTALL) -m 0755 $(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/
-	ln -sfn libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
-	ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so
-	$(INSTALL) -m 0644 $(LIBDIR_OUT)/libkfdpool.a $(DESTDIR)$(LIBDIR)/
-	# kfdpool.pc for this PREFIX and LIBDIR, whatever PREFIX the build had.
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
-		$(SRC)/userlib/kfdpool.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
-	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		$(INSTALL) -m 0755 $(LIBDIR_OUT)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sfn $$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 && \
+		ln -sfn $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so && \
+		$(INSTALL) -m 0644 $(LIBDIR_OUT)/$$l.a $(DESTDIR)$(LIBDIR)/ && \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+			-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
+			$(SRC)/userlib/$${l#lib}.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc && \
+		chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc || exit 1; \
+	done
 
 install-headers:
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
@@ -226,9 +232,10 @@ uninstall:
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.zst
 	-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null
 	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then depmod -a $(KVER); fi
-	rm -f $(DESTDIR)$(LIBDIR)/libkfdpool.so.$(LIB_VERSION) \
-		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so \
-		$(DESTDIR)$(LIBDIR)/libkfdpool.a $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		rm -f $(DESTDIR)$(LIBDIR)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 \
+			$(DESTDIR)$(LIBDIR)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.a \
+			$(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc; done
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
 	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat
