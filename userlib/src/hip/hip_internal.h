@@ -7,8 +7,25 @@
 #define KFDPOOL_HIP_INTERNAL_H
 
 #include "pool/pool.h"
+#include "hip_runtime.h"
+
+/*
+ * A call on something kfdpool did not hand out goes to the HIP runtime,
+ * and its answer is returned unchanged.  Without a runtime (or one that
+ * lacks @fn) this falls through to kfdpool's own checks, which refuse the
+ * object as before.  Never with kp_mu held.
+ */
+#define KP_FORWARD(fn, args) \
+	do { \
+		const struct kp_runtime *rt_ = kp_rt(); \
+		if (rt_ && rt_->fn) \
+			return rt_->fn args; \
+	} while (0)
 
 hipError_t kp_pick_backend(int device, int dev, const struct kp_backend **be);
+/* hipErrorNotSupported (and one line on stderr) for a device pool in a
+ * process with the runtime @rt, hipSuccess where one may be made. */
+hipError_t kp_device_pool_refused(const struct kp_runtime *rt);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
 int kp_device_count(void);
 

@@ -3,7 +3,8 @@
  * The HIP memory pool API: creating and destroying pools, attributes,
  * access, and the kfdpool* pool extensions.  The pools themselves are the
  * pool allocator's (pool/pool.c); allocation: hip_mem.c; sharing:
- * hip_ipc.c.
+ * hip_ipc.c.  A pool handle that is not ours goes to the HIP runtime
+ * (KP_FORWARD), and so does a pool the runtime is to make (pool_is_ours).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,33 @@ static hipError_t check_props(const hipMemPoolProps *props)
 	return hipSuccess;
 }
 
+/*
+ * Device memory in a process with a HIP runtime must come from the runtime
+ * (ROCr), and this library has no runtime chunk backend yet.  The raw kfd
+ * backend must not stand in: it opens its own render nodes for
+ * AMDKFD_IOC_ACQUIRE_VM, and KFD takes one DRM file per GPU per process
+ * (kfd_ioctl_acquire_vm: -EBUSY for another), so ROCr or kfdpool would lose
+ * the GPU.  Such pools fail with hipErrorNotSupported and one line on
+ * stderr.  A host backend named in KFDPOOL_BACKEND (a stand-in for tests)
+ * touches no GPU and stays allowed.
+ */
+static int g_device_said;
+
+hipError_t kp_device_pool_refused(const struct kp_runtime *rt)
+{
+	const char *e = getenv("KFDPOOL_BACKEND");
+	const struct kp_backend *b = e && *e ? kp_backend_by_name(e) : NULL;
+
+	if (!rt || (b && !b->device))
+		return hipSuccess;
+	kp_say_once(&g_device_said,
+		    "kfdpool: device pools are not supported in a process with "
+		    "a HIP runtime (%s) yet: their memory must come from the "
+		    "runtime, and kfdpool's own KFD backend would take the GPU "
+		    "from it; hipErrorNotSupported (host pools work)", rt->path);
+	return hipErrorNotSupported;
+}
+
 hipError_t kp_pick_backend(int device, int dev,
 			       const struct kp_backend **be)
 {
@@ -119,33 +147,85 @@ hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 	return err;
 }
 
-/* Number of devices a pool's access list may name. */
+/*
+ * Number of devices a pool's access list may name: the runtime's devices
+ * in a process with one (kfd is not touched beside it), else the kfd
+ * backend's.  Not with kp_mu held (it may call the runtime).
+ */
 int kp_device_count(void)
 {
-	int n = kp_kfd_device_count();
+	const struct kp_runtime *rt = kp_rt();
 	const char *e = getenv("KFDPOOL_BACKEND");
+	int n = 0;
+
+	if (!rt)
+		n = kp_kfd_device_count();
+	else if (!rt->hipGetDeviceCount || rt->hipGetDeviceCount(&n))
+		n = 0;
 
 	if (!n && e && *e)
 		n = 1;		/* the substitute stands in for device 0 */
 	return n;
 }
 
+/*
+ * Which pools are kfdpool's when the process has a HIP runtime: those
+ * created to be shared (a PosixFileDescriptor or Fabric handle type) and
+ * host pools.  A pool with no handle type on a device is the runtime's,
+ * unless KFDPOOL_POOLS=all.  1 ours, 0 the runtime's, -1 for a
+ * KFDPOOL_POOLS that is neither "ipc" (the default) nor "all".
+ */
+static int g_pools_said;
+
+static int pool_is_ours(const hipMemPoolProps *props)
+{
+	const char *e = getenv("KFDPOOL_POOLS");
+
+	if (props->handleTypes & (hipMemHandleTypePosixFileDescriptor |
+				  hipMemHandleTypeFabric))
+		return 1;
+	if (props->location.type == hipMemLocationTypeHost)
+		return 1;
+	if (!e || !*e || !strcmp(e, "ipc"))
+		return 0;
+	if (!strcmp(e, "all"))
+		return 1;
+	kp_say_once(&g_pools_said, "kfdpool: KFDPOOL_POOLS=%s is neither "
+		    "\"ipc\" nor \"all\": hipMemPoolCreate fails "
+		    "(hipErrorInvalidValue)", e);
+	return -1;
+}
+
 KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 					   const hipMemPoolProps *pool_props)
 {
+	const struct kp_runtime *rt = kp_rt();
 	struct ihipMemPoolHandle_t *pool;
 	const struct kp_backend *be;
 	uint32_t features = 0;
 	char name[KFDPOOL_NAME_LEN];
-	int device, ctl, fd;
+	int device, ctl, fd, ours;
+	uint8_t id[KFDPOOL_ID_LEN];
 	hipError_t err;
 
+	if (rt) {
+		ours = mem_pool && pool_props ? pool_is_ours(pool_props) : 0;
+		if (ours < 0)
+			return hipErrorInvalidValue;
+		if (!ours)
+			KP_FORWARD(hipMemPoolCreate, (mem_pool, pool_props));
+	}
 	if (!mem_pool || !pool_props)
 		return hipErrorInvalidValue;
 	err = check_props(pool_props);
 	if (err)
 		return err;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
+	if (device) {
+		err = kp_device_pool_refused(rt);
+		if (err)
+			return err;
+	}
 	err = kp_pick_backend(device, device ? pool_props->location.id : 0, &be);
 	if (err)
 		return err;
@@ -156,21 +236,23 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	    !(features & KFDPOOL_FEATURE_POOL_HANDLE))
 		return hipErrorNotSupported;
 
-	pool = calloc(1, sizeof(*pool));
-	if (!pool)
-		return hipErrorOutOfMemory;
 	pthread_mutex_lock(&kp_mu);
 	snprintf(name, sizeof(name), "hip-%c%d-%d-%u", device ? 'd' : 'h',
 		 device ? pool_props->location.id : 0, (int)getpid(),
 		 ++g_pool_seq);
 	fd = kfdpool_pool_create(ctl, pool_props->maxSize,
-				 (uint32_t)pool_props->handleTypes, name,
-				 pool->id);
+				 (uint32_t)pool_props->handleTypes, name, id);
 	if (fd < 0) {
 		pthread_mutex_unlock(&kp_mu);
-		free(pool);
 		return kfdpoolErrnoToHip(fd);
 	}
+	pool = kp_pool_new();
+	if (!pool) {
+		pthread_mutex_unlock(&kp_mu);
+		close(fd);
+		return hipErrorOutOfMemory;
+	}
+	memcpy(pool->id, id, sizeof(id));
 	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
 	pool->refs = 1;
@@ -192,6 +274,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
 {
 	struct ihipMemPoolHandle_t *pool;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolDestroy, (mem_pool));
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
@@ -271,6 +355,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
 	uint64_t v = 0;
 	int ret;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolGetAttribute, (mem_pool, attr, value));
 	if (!value || attr < hipMemPoolReuseFollowEventDependencies ||
 	    attr > hipMemPoolAttrUsedMemHigh)
 		return hipErrorInvalidValue;
@@ -328,6 +414,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
 	uint32_t flags;
 	int ret;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolSetAttribute, (mem_pool, attr, value));
 	if (!value || attr < hipMemPoolReuseFollowEventDependencies ||
 	    attr > hipMemPoolAttrUsedMemHigh)
 		return hipErrorInvalidValue;
@@ -407,6 +495,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 	int ndev = 0;
 	size_t i;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolSetAccess, (mem_pool, desc_list, count));
 	if (count && !desc_list)
 		return hipErrorInvalidValue;
 	/* Check every descriptor before changing anything. */
@@ -421,14 +511,14 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 		if (err != hipSuccess)
 			return err;
 	}
+	if (count)
+		ndev = kp_device_count();
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
 		err = hipErrorInvalidValue;
 		goto out;
 	}
-	if (count)
-		ndev = kp_device_count();
 	for (i = 0; i < count; i++) {
 		const hipMemAccessDesc *d = &desc_list[i];
 
@@ -473,12 +563,17 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipError_t err = hipSuccess;
+	int ndev = 0;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolGetAccess, (flags, mem_pool, location));
 	if (!flags || !location)
 		return hipErrorInvalidValue;
 	err = check_location(location);
 	if (err != hipSuccess)
 		return err;
+	if (location->type == hipMemLocationTypeDevice)
+		ndev = kp_device_count();
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
@@ -491,7 +586,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 	} else if (pool_is_device(pool) &&
 		   location->id == pool->props.location.id) {
 		*flags = hipMemAccessFlagsProtReadWrite;
-	} else if (location->id >= kp_device_count()) {
+	} else if (location->id >= ndev) {
 		err = hipErrorInvalidDevice;
 	} else {
 		*flags = pool->access[location->id];

@@ -140,16 +140,93 @@ void kp_range_del(void *start)
 	g_nranges--;
 }
 
+/* ---- pool handles ---- */
+
+/*
+ * Pool objects (what hipMemPool_t points to) live in slabs that are never
+ * freed.  "Is this handle ours?" is then an address check that never reads
+ * the handle, and it stays true for a handle of a pool that is gone: such
+ * a handle gets hipErrorInvalidValue from us and is never passed to the
+ * HIP runtime as if it were one of the runtime's.  Slots of finalized
+ * pools are reused, as any allocator would reuse the memory.
+ */
+#define SLAB_POOLS	64
+#define MAX_SLABS	1024
+static struct ihipMemPoolHandle_t *g_slabs[MAX_SLABS];
+static unsigned int g_nslabs;		/* published with release order */
+static struct ihipMemPoolHandle_t *g_free_slots;	/* through ->next */
+
+/* The slab slot @h is, or NULL.  *ours tells whether @h points into a
+ * slab at all (a misaligned address inside one is ours, and invalid). */
+static struct ihipMemPoolHandle_t *pool_slot(const void *h, int *ours)
+{
+	unsigned int i, n = __atomic_load_n(&g_nslabs, __ATOMIC_ACQUIRE);
+	uintptr_t a = (uintptr_t)h;
+
+	for (i = 0; i < n; i++) {
+		uintptr_t base = (uintptr_t)g_slabs[i];
+
+		if (a >= base && a < base + SLAB_POOLS * sizeof(*g_slabs[i])) {
+			*ours = 1;
+			if ((a - base) % sizeof(*g_slabs[i]))
+				return NULL;
+			return (struct ihipMemPoolHandle_t *)a;
+		}
+	}
+	*ours = 0;
+	return NULL;
+}
+
+int kp_pool_ours(const void *h)
+{
+	int ours;
+
+	pool_slot(h, &ours);
+	return ours;
+}
+
+struct ihipMemPoolHandle_t *kp_pool_new(void)
+{
+	struct ihipMemPoolHandle_t *pool, *slab;
+	unsigned int i;
+
+	if (!g_free_slots) {
+		if (g_nslabs == MAX_SLABS)
+			return NULL;
+		slab = calloc(SLAB_POOLS, sizeof(*slab));
+		if (!slab)
+			return NULL;
+		for (i = SLAB_POOLS; i-- > 0;) {
+			slab[i].next = g_free_slots;
+			g_free_slots = &slab[i];
+		}
+		g_slabs[g_nslabs] = slab;
+		__atomic_store_n(&g_nslabs, g_nslabs + 1, __ATOMIC_RELEASE);
+	}
+	pool = g_free_slots;
+	g_free_slots = pool->next;
+	memset(pool, 0, sizeof(*pool));
+	return pool;
+}
+
+void kp_pool_free(struct ihipMemPoolHandle_t *pool)
+{
+	memset(pool, 0, sizeof(*pool));
+	pool->next = g_free_slots;
+	g_free_slots = pool;
+}
+
 /* ---- pools ---- */
 
 struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h)
 {
 	struct ihipMemPoolHandle_t *p;
+	int ours;
 
-	for (p = kp_pools; p; p = p->next)
-		if (p == h && !p->destroyed)
-			return p;
-	return NULL;
+	p = pool_slot(h, &ours);
+	if (!p || p->magic != POOL_MAGIC || p->destroyed)
+		return NULL;
+	return p;
 }
 
 static void pool_unlink(struct ihipMemPoolHandle_t *pool)
@@ -221,6 +298,5 @@ void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool)
 	close(pool->fd);
 	free(pool->chunks);
 	free(pool->ients);
-	pool->magic = 0;
-	free(pool);
+	kp_pool_free(pool);
 }

@@ -110,8 +110,16 @@ struct range *kp_range_find(const void *p);
 int kp_range_add(void *start, uint64_t len, int kind, void *obj);
 void kp_range_del(void *start);
 
-/* A live (not destroyed) pool, or NULL: handles are never dereferenced
- * before they are found here. */
+/*
+ * Pool handles.  kp_pool_new: a zeroed pool object from the handle slabs
+ * (NULL when out of memory); kp_pool_free gives it back.  kp_pool_ours:
+ * whether @h is a handle this library handed out, now or before (no lock
+ * needed; @h is not read).  kp_pool_get: the live (not destroyed) pool @h
+ * is, or NULL; a handle is never read before it is found to be ours.
+ */
+struct ihipMemPoolHandle_t *kp_pool_new(void);
+void kp_pool_free(struct ihipMemPoolHandle_t *pool);
+int kp_pool_ours(const void *h);
 struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h);
 void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep);
 void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool);
