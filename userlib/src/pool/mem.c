@@ -34,8 +34,14 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	ret = pool->be->alloc(pool->dev, size, &c->mem);
 	if (ret)
 		goto out_arena;
-	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd,
-			  (uintptr_t)c->mem.addr, NULL, &c->entry_id);
+	/*
+	 * The cookie reaches every importer of the chunk (possibly of another
+	 * uid): a count of this pool's chunks tells them nothing of this
+	 * process's memory layout, as the chunk's address would.  Importers
+	 * do not use it.
+	 */
+	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, ++pool->chunk_seq, NULL,
+			  &c->entry_id);
 	/* The pin (and the mapping) hold the dma-buf: one fd fewer per
 	 * chunk. */
 	close(c->mem.dmabuf_fd);

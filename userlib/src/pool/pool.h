@@ -79,6 +79,7 @@ struct ihipMemPoolHandle_t {
 	struct kp_chunk **chunks;
 	size_t nchunks, capchunks;
 	uint64_t reserved;		/* bytes of our chunks */
+	uint64_t chunk_seq;		/* chunks reserved so far: pin cookies */
 	uint64_t used, used_high;	/* bytes allocated (library's count) */
 	struct kp_ientry **ients;
 	size_t nients, capients;
