@@ -130,6 +130,13 @@ $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(HIPLIB_LINK) -lpthread
 
+# What each library exports (no hip* name in libkfdpool, the runtime's
+# versions in libkfdpool-hip), as KTAP.
+.PHONY: symbols-check
+symbols-check: lib
+	$(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
+unit: symbols-check
+
 # Each program prints KTAP; the summary line counts them all.
 unit: lib $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
