@@ -113,38 +113,18 @@ hipError_t kp_pick_backend(int device, int dev,
 	return hipSuccess;
 }
 
-/*
- * The HIP layer's control fd of /dev/kfdpool (O_CLOEXEC), opened on first
- * use and kept, and the module's features.  libkfdpool keeps one of its own
- * for its batches: the two libraries share no state but the native API.
- * An fd that could not be opened is tried again on the next call.
- */
-static int g_ctl_fd = -1;
-static uint32_t g_ctl_features;
-
+/* libkfdpool's shared control fd (one per process) and the module's
+ * features. */
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 {
 	struct kfdpool_query q;
-	hipError_t err = hipSuccess;
-	int ret;
+	int ret = kfdpool_ctl(&q);
 
-	pthread_mutex_lock(&kp_mu);
-	if (g_ctl_fd < 0) {
-		ret = kfdpool_open();
-		if (ret >= 0) {
-			g_ctl_features = kfdpool_query(ret, &q) < 0 ? 0 :
-					 q.features;
-			g_ctl_fd = ret;
-		}
-	}
-	if (g_ctl_fd < 0) {
-		err = hipErrorNotInitialized;
-	} else {
-		*fd = g_ctl_fd;
-		*features = g_ctl_features;
-	}
-	pthread_mutex_unlock(&kp_mu);
-	return err;
+	if (ret < 0)
+		return hipErrorNotInitialized;
+	*fd = ret;
+	*features = q.features;
+	return hipSuccess;
 }
 
 /*

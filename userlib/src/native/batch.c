@@ -64,6 +64,18 @@ int kp_ctl_fd(void)
 	return fd;
 }
 
+KFDPOOL_EXPORT int kfdpool_ctl(struct kfdpool_query *q)
+{
+	int fd = kp_ctl_fd();
+
+	if (fd >= 0 && q) {
+		pthread_mutex_lock(&ctl_lock);
+		*q = ctl_q;
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return fd;
+}
+
 int kp_module_info(uint32_t *features, uint32_t *max_batch)
 {
 	int fd = kp_ctl_fd();
