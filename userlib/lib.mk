@@ -148,9 +148,22 @@ unit: lib $(UNIT_BINS)
 EXAMPLES_OUT := $(LIBDIR_OUT)/examples
 EXAMPLES := $(patsubst $(SRC)/userlib/examples/%.c,$(EXAMPLES_OUT)/%,$(wildcard $(SRC)/userlib/examples/*.c))
 # The same programs built against HIP's own headers where they are installed
-# (a HIP program's build), still linked against libkfdpool-hip alone.
+# (a HIP program's build): linked against libkfdpool-hip alone (-hiphdr);
+# where HIP's runtime is installed too, linked -lkfdpool-hip -lamdhip64
+# (-hiprt) and against the runtime alone, for LD_PRELOAD (-preload).
 EXAMPLES_HIP := $(if $(HIP_API_H),$(addsuffix -hiphdr,$(EXAMPLES)))
-examples: $(EXAMPLES) $(EXAMPLES_HIP)
+HIP_RT_SO := $(shell $(CC) -print-file-name=libamdhip64.so)
+EXAMPLES_RT := $(if $(and $(HIP_API_H),$(filter /%,$(HIP_RT_SO))), \
+	$(addsuffix -hiprt,$(EXAMPLES)) $(addsuffix -preload,$(EXAMPLES)))
+examples: $(EXAMPLES) $(EXAMPLES_HIP) $(EXAMPLES_RT)
+EXAMPLE_CC = $(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS)
+$(EXAMPLES_OUT)/%-hiprt: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lamdhip64
+$(EXAMPLES_OUT)/%-preload: $(SRC)/userlib/examples/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< -lamdhip64
 $(EXAMPLES_OUT)/%-hiphdr: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
