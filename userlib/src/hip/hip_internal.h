@@ -34,4 +34,9 @@ int kp_device_count(void);
  * KFDPOOL_FABRIC_POLICY). */
 int kp_fabric_policy(uint32_t *policy, uint32_t *gid);
 
+/* Lock (1) or unlock (0) the fabric policy and the runtime lookup around
+ * fork() (hip_fork.c). */
+void kp_fabric_fork(int prepare);
+void kp_rt_fork(int prepare);
+
 #endif

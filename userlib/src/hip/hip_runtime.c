@@ -33,6 +33,14 @@ static const char *const rt_sonames[] = {
 	"libamdhip64.so",
 };
 
+void kp_rt_fork(int prepare)
+{
+	if (prepare)
+		pthread_mutex_lock(&g_rt_mu);
+	else
+		pthread_mutex_unlock(&g_rt_mu);
+}
+
 void kp_say_once(int *once, const char *fmt, ...)
 {
 	va_list ap;

@@ -37,26 +37,6 @@ struct ihipMemPoolHandle_t *kp_pools;
 static struct range *g_ranges;
 static size_t g_nranges, g_capranges;
 
-/*
- * fork() while another thread holds kp_mu would leave the child's copy
- * locked for ever: hold it across fork so that the child may use the
- * library (for pools of its own).
- */
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&kp_mu);
-}
-
-static void fork_done(void)
-{
-	pthread_mutex_unlock(&kp_mu);
-}
-
-__attribute__((constructor)) static void kp_hip_init(void)
-{
-	pthread_atfork(fork_prepare, fork_done, fork_done);
-}
-
 /* Grow *arr (of *cap elements of @elem bytes) to hold @need. */
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {

@@ -94,8 +94,9 @@ struct range {
 	void *obj;
 };
 
-/* The library's one lock, and every pool object (destroyed ones included
- * until their last allocation or import is gone). */
+/* The library's one lock (held across fork() by hip/hip_fork.c), and
+ * every pool object (destroyed ones included until their last allocation
+ * or import is gone). */
 extern pthread_mutex_t kp_mu;
 extern struct ihipMemPoolHandle_t *kp_pools;
 
