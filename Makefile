@@ -4,7 +4,8 @@
 #
 #   make                  module for KDIR (default: the running kernel) + library
 #   make modules KVER=R   module for an installed kernel release R (or 6.12, 6.1)
-#   make lib              libkfdpool.so, libkfdpool.a, kfdpool.pc
+#   make lib              libkfdpool (native API) and libkfdpool-hip (HIP API):
+#                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"

@@ -5,16 +5,16 @@
 BENCH_PROGS := $(patsubst $(SRC)/bench/%.c,$(BUILD)/bin/%,$(wildcard $(SRC)/bench/*_bench.c))
 BENCH_HDRS := $(wildcard $(SRC)/bench/*.h) $(SRC)/uapi/linux/kfdpool.h
 
-# The programs that go through libkfdpool's HIP API.
+# The programs that go through libkfdpool-hip's HIP API.
 BENCH_HIP_PROGS := $(BUILD)/bin/hip_bench $(BUILD)/bin/alloc_bench $(BUILD)/bin/bench_budget
-BENCH_HIP_LIBS := -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -luring -lpthread
+BENCH_HIP_LIBS := $(HIPLIB_LINK) -luring -lpthread
 
 bench-progs: $(BENCH_PROGS) $(BUILD)/bin/bench_budget
 $(BUILD)/bin/%_bench: $(SRC)/bench/%_bench.c $(BENCH_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE -I$(SRC)/uapi -o $@ $< -luring
 
-$(BENCH_HIP_PROGS): $(BUILD)/bin/%: $(SRC)/bench/%.c $(BENCH_HDRS) $(LIBDIR_OUT)/libkfdpool.so
+$(BENCH_HIP_PROGS): $(BUILD)/bin/%: $(SRC)/bench/%.c $(BENCH_HDRS) $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(WARNFLAGS) -D_GNU_SOURCE $(LIB_CPPFLAGS) -o $@ $< $(BENCH_HIP_LIBS)
 

@@ -4,7 +4,8 @@
 #
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
-#   make install          module, library, headers, kfdpool.pc, udev rule,
+#   make install          module, libkfdpool and libkfdpool-hip, headers,
+#                         kfdpool.pc and kfdpool-hip.pc, udev rule,
 #                         modprobe.d example, kfdpool-stat, man pages, Fortran
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
@@ -85,7 +86,8 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
 
 # The exporter/importer pair (and the layout printer) that
-# selftests/lib_fortran_test.c runs, linked with libkfdpool.a.  (Not fully
+# selftests/lib_fortran_test.c runs, linked with libkfdpool-hip.a and
+# libkfdpool.a (the module's interfaces are HIP's API).  (Not fully
 # static: a static libgfortran's weak pthread references resolve to NULL.
 # The VM runner copies the shared libraries they need.)  In build/bin, which
 # the runner puts in the guest; not in build/selftests: the runner would run
@@ -97,9 +99,10 @@ fortran-tests: $(FORTRAN_TESTS)
 $(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	@mkdir -p $(dir $@)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
-$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
-		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -luring -ldrm $(LIB_LDLIBS)
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a \
+		$(NATIVE_STATIC_LIBS) $(HIPLIB_STATIC_LIBS)
 
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
@@ -167,17 +170,22 @@ install-module:
 	else echo "note: $(KO) not built: module not installed" \
 		"(make modules KVER=$(KVER) first)"; fi
 
+# Both libraries: the real file, the SONAME link, the development link, the
+# static archive and the .pc file (for this PREFIX and LIBDIR, whatever
+# PREFIX the build had).
+INSTALL_LIBS := libkfdpool libkfdpool-hip
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	$(INSTALL) -m 0755 $(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/
-	ln -sfn libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
-	ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so
-	$(INSTALL) -m 0644 $(LIBDIR_OUT)/libkfdpool.a $(DESTDIR)$(LIBDIR)/
-	# kfdpool.pc for this PREFIX and LIBDIR, whatever PREFIX the build had.
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
-		$(SRC)/userlib/kfdpool.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
-	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		$(INSTALL) -m 0755 $(LIBDIR_OUT)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sfn $$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 && \
+		ln -sfn $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so && \
+		$(INSTALL) -m 0644 $(LIBDIR_OUT)/$$l.a $(DESTDIR)$(LIBDIR)/ && \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+			-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
+			$(SRC)/userlib/$${l#lib}.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc && \
+		chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc || exit 1; \
+	done
 
 install-headers:
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
@@ -224,9 +232,10 @@ uninstall:
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.zst
 	-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null
 	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then depmod -a $(KVER); fi
-	rm -f $(DESTDIR)$(LIBDIR)/libkfdpool.so.$(LIB_VERSION) \
-		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so \
-		$(DESTDIR)$(LIBDIR)/libkfdpool.a $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		rm -f $(DESTDIR)$(LIBDIR)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 \
+			$(DESTDIR)$(LIBDIR)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.a \
+			$(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc; done
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
 	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat

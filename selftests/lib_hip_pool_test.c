@@ -355,6 +355,46 @@ TEST_F(pool, export_data_of_another_pool)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(other));
 }
 
+/*
+ * What an importer learns with a chunk (the pin cookie) is no address of
+ * the exporter: importers may be other users, and the exporter's memory
+ * layout is none of their business.
+ */
+TEST_F(pool, cookie_is_no_exporter_address)
+{
+	hipMemPoolPtrExportData d;
+	struct kfdpool_import im;
+	void *p[3];
+	int i, ifd, dfd;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[0], 4096, self->pool, NULL));
+	/* Another chunk: larger than the granularity. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[1], 5 << 20, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[2], 8192, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&ifd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	for (i = 0; i < 3; i++) {
+		uintptr_t chunk;
+
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[i]));
+		memset(&im, 0, sizeof(im));
+		dfd = kfdpool_import(ifd, (struct kfdpool_record *)&d, 0, &im);
+		ASSERT_LE(0, dfd);
+		close(dfd);
+		ASSERT_EQ(0, kfdpool_release(ifd, im.entry_id));
+		/* The chunk starts im.offset bytes before the pointer. */
+		chunk = (uintptr_t)p[i] - im.offset;
+		EXPECT_NE(chunk, im.cookie) TH_LOG("pointer %d", i);
+		EXPECT_NE((uintptr_t)p[i], im.cookie);
+		/* Nothing near the pointer either: a small number. */
+		EXPECT_GT(1000, im.cookie) TH_LOG("cookie %llx",
+			(unsigned long long)im.cookie);
+	}
+	close(ifd);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(hipSuccess, hipFree(p[i]));
+}
+
 TEST_F(pool, owner_fd_is_not_a_shareable_handle)
 {
 	struct kfdpool_pool_stats st;

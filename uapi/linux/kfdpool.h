@@ -264,7 +264,8 @@ struct kfdpool_pool_export {
  * @dmabuf_fd: in: a dma-buf fd (-EBADF if not open, -EINVAL if not a dma-buf)
  * @flags: in: must be 0
  * @cookie: in: opaque to the kernel, returned by imports of the entry
- *	(libkfdpool stores the chunk's address in the exporter)
+ *	(importers may be other users: libkfdpool-hip stores the chunk's
+ *	number in its pool, never an address)
  * @size: out: the dma-buf's size, now charged to the pool
  * @entry_id: out: the new entry's id, never 0
  * @pad: must be 0

@@ -31,6 +31,16 @@ int kfdpool_open(void);
 int kfdpool_query(int ctl_fd, struct kfdpool_query *q);
 
 /*
+ * The library's own control fd of /dev/kfdpool, shared by everything in
+ * the process that uses it (the batch calls, libkfdpool-hip): opened on
+ * first use (O_CLOEXEC) and kept for the life of the process; never close
+ * it.  The module's QUERY result, read once, is copied to @q when not
+ * NULL.  Returns the fd, or -errno when /dev/kfdpool cannot be opened (the
+ * next call tries again).
+ */
+int kfdpool_ctl(struct kfdpool_query *q);
+
+/*
  * Create a pool.  @name may be NULL (empty).  Returns the owner fd; the
  * pool's id is written to @id when not NULL.
  */

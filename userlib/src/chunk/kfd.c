@@ -56,21 +56,14 @@ static int kfd_err;
 static struct gpu gpus[MAX_GPUS];
 static int ngpus;
 
-/* Held across fork(), so that a child never inherits it locked. */
-static void kfd_lock_fork_prepare(void)
+/* Held across fork() (hip/hip_fork.c), so that a child never inherits it
+ * locked. */
+void kp_kfd_fork(int prepare)
 {
-	pthread_mutex_lock(&kfd_lock);
-}
-
-static void kfd_lock_fork_done(void)
-{
-	pthread_mutex_unlock(&kfd_lock);
-}
-
-__attribute__((constructor)) static void kfd_lock_init(void)
-{
-	pthread_atfork(kfd_lock_fork_prepare, kfd_lock_fork_done,
-		       kfd_lock_fork_done);
+	if (prepare)
+		pthread_mutex_lock(&kfd_lock);
+	else
+		pthread_mutex_unlock(&kfd_lock);
 }
 
 static int read_u64(const char *path, const char *key, uint64_t *val)
@@ -327,6 +320,11 @@ static void kfd_unmap_import(struct kp_mem *m)
 }
 
 #else /* !KP_HAVE_KFD */
+
+void kp_kfd_fork(int prepare)
+{
+	(void)prepare;
+}
 
 static int kfd_probe(void)
 {

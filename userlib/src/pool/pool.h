@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HIP layer's shared state: pools, chunks, allocations, imported
- * chunks, the address table, and the helpers hip_pool.c, hip_mem.c and
- * hip_ipc.c share.  Everything here is used under kp_mu.
+ * The pool allocator's state: pools, chunks, allocations, imported chunks,
+ * the address table, and the functions pool/pool.c, pool/mem.c and
+ * pool/import.c share with the HIP entry points (hip/).  A pool is HIP's
+ * hipMemPool_t, so HIP's types are used throughout.  Everything here is
+ * used under kp_mu.
  */
-#ifndef KFDPOOL_HIP_INTERNAL_H
-#define KFDPOOL_HIP_INTERNAL_H
+#ifndef KFDPOOL_POOL_H
+#define KFDPOOL_POOL_H
 
 #ifndef KFDPOOL_HIP_OWN_TYPES
 #define KFDPOOL_HIP_OWN_TYPES
@@ -15,9 +17,9 @@
 #include <stdint.h>
 
 #include "kfdpool_hip.h"
-#include "internal.h"
-#include "alloc.h"
-#include "backend.h"
+#include "native/internal.h"
+#include "pool/arena.h"
+#include "chunk/backend.h"
 
 #define POOL_MAGIC	0x6b706d70
 #define ALLOC_ALIGN	256
@@ -77,6 +79,7 @@ struct ihipMemPoolHandle_t {
 	struct kp_chunk **chunks;
 	size_t nchunks, capchunks;
 	uint64_t reserved;		/* bytes of our chunks */
+	uint64_t chunk_seq;		/* chunks reserved so far: pin cookies */
 	uint64_t used, used_high;	/* bytes allocated (library's count) */
 	struct kp_ientry **ients;
 	size_t nients, capients;
@@ -91,8 +94,9 @@ struct range {
 	void *obj;
 };
 
-/* The library's one lock, and every pool object (destroyed ones included
- * until their last allocation or import is gone). */
+/* The library's one lock (held across fork() by hip/hip_fork.c), and
+ * every pool object (destroyed ones included until their last allocation
+ * or import is gone). */
 extern pthread_mutex_t kp_mu;
 extern struct ihipMemPoolHandle_t *kp_pools;
 
@@ -108,21 +112,38 @@ struct range *kp_range_find(const void *p);
 int kp_range_add(void *start, uint64_t len, int kind, void *obj);
 void kp_range_del(void *start);
 
-/* A live (not destroyed) pool, or NULL: handles are never dereferenced
- * before they are found here. */
+/*
+ * Pool handles.  kp_pool_new: a zeroed pool object from the handle slabs
+ * (NULL when out of memory); kp_pool_free gives it back.  kp_pool_ours:
+ * whether @h is a handle this library handed out, now or before (no lock
+ * needed; @h is not read).  kp_pool_get: the live (not destroyed) pool @h
+ * is, or NULL; a handle is never read before it is found to be ours.
+ */
+struct ihipMemPoolHandle_t *kp_pool_new(void);
+void kp_pool_free(struct ihipMemPoolHandle_t *pool);
+int kp_pool_ours(const void *h);
 struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h);
 void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep);
 void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool);
-hipError_t kp_pick_backend(int device, int dev, const struct kp_backend **be);
-hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
-int kp_device_count(void);
 
+/* pool/mem.c: allocate @size bytes from an owner pool (0 or -errno); free
+ * @n pointers (owner allocations or imported pointers), each pointer's
+ * result in @res when not NULL, NULL elements hipSuccess if @null_ok. */
+int kp_pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
+		  void **ptr);
+hipError_t kp_free_many(void *const *ptrs, size_t n, hipError_t *res,
+			int null_ok);
+/* Remember a record of @a that starts at chunk offset @off. */
 int kp_alloc_add_record(struct kp_alloc *a, uint64_t off,
 			const struct kfdpool_record *rec);
 
-/* hip_fabric.c: the policy of the fabric handles
- * hipMemPoolExportToShareableHandle makes; 0 or -EINVAL (a bad
- * KFDPOOL_FABRIC_POLICY). */
-int kp_fabric_policy(uint32_t *policy, uint32_t *gid);
+/* pool/import.c: an importer's chunk mappings.  kp_ientry_new maps a chunk
+ * just imported (and consumes im->fd); kp_ientry_free unmaps it. */
+struct kp_ientry *kp_ientry_find(struct ihipMemPoolHandle_t *pool,
+				 uint32_t entry_id);
+int kp_ientry_add_ptr(struct kp_ientry *ie, void *ptr);
+int kp_ientry_new(struct ihipMemPoolHandle_t *pool,
+		  const struct kfdpool_import *im, struct kp_ientry **out);
+void kp_ientry_free(struct kp_ientry *ie);
 
 #endif

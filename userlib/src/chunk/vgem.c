@@ -18,21 +18,14 @@ static pthread_mutex_t vgem_lock = PTHREAD_MUTEX_INITIALIZER;
 static int vgem_fd = -1;
 static pid_t vgem_pid;
 
-/* Held across fork(), so that a child never inherits it locked. */
-static void vgem_lock_fork_prepare(void)
+/* Held across fork() (hip/hip_fork.c), so that a child never inherits it
+ * locked. */
+void kp_vgem_fork(int prepare)
 {
-	pthread_mutex_lock(&vgem_lock);
-}
-
-static void vgem_lock_fork_done(void)
-{
-	pthread_mutex_unlock(&vgem_lock);
-}
-
-__attribute__((constructor)) static void vgem_lock_init(void)
-{
-	pthread_atfork(vgem_lock_fork_prepare, vgem_lock_fork_done,
-		       vgem_lock_fork_done);
+	if (prepare)
+		pthread_mutex_lock(&vgem_lock);
+	else
+		pthread_mutex_unlock(&vgem_lock);
 }
 
 static int vgem_open(void)

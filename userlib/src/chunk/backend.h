@@ -44,6 +44,11 @@ int kp_host_map(int fd, uint64_t size, void **addr);
 int kp_host_map_import(int dev, int fd, uint64_t size, struct kp_mem *m);
 void kp_host_unmap_import(struct kp_mem *m);
 
+/* Lock (1) or unlock (0) a backend's state around fork(): hip/hip_fork.c
+ * holds every lock of the library across it, in the order they nest. */
+void kp_kfd_fork(int prepare);
+void kp_vgem_fork(int prepare);
+
 /* Number of GPUs the kfd backend sees (0 without /dev/kfd). */
 int kp_kfd_device_count(void);
 

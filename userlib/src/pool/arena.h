@@ -4,8 +4,8 @@
  * array, coalescing free neighbours on free.  Not thread-safe: the pool's
  * lock protects it.
  */
-#ifndef KFDPOOL_ALLOC_H
-#define KFDPOOL_ALLOC_H
+#ifndef KFDPOOL_ARENA_H
+#define KFDPOOL_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -53,17 +53,27 @@ static int find(hipError_t e)
 	return -1;
 }
 
+/* With a HIP runtime in the process, every code is the runtime's to name:
+ * it knows them all.  The table above serves processes without one. */
 KFDPOOL_EXPORT const char *hipGetErrorName(hipError_t hip_error)
 {
-	int i = find(hip_error);
+	const struct kp_runtime *rt = kp_rt();
+	int i;
 
+	if (rt && rt->hipGetErrorName)
+		return rt->hipGetErrorName(hip_error);
+	i = find(hip_error);
 	return i < 0 ? "hipErrorUnknown" : errors[i].name;
 }
 
 KFDPOOL_EXPORT const char *hipGetErrorString(hipError_t hip_error)
 {
-	int i = find(hip_error);
+	const struct kp_runtime *rt = kp_rt();
+	int i;
 
+	if (rt && rt->hipGetErrorString)
+		return rt->hipGetErrorString(hip_error);
+	i = find(hip_error);
 	return i < 0 ? "unknown error" : errors[i].str;
 }
 

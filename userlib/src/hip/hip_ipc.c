@@ -24,6 +24,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
 	hipError_t err = hipSuccess;
 	int ret;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolExportToShareableHandle,
+			   (shared_handle, mem_pool, handle_type, flags));
 	if (!shared_handle || flags)
 		return hipErrorInvalidValue;
 	if (handle_type == hipMemHandleTypeWin32 ||
@@ -78,17 +81,84 @@ static void props_from_name(const char *name, hipMemPoolProps *props)
 	}
 }
 
+/* Whether @fd is a kfdpool pool fd, without a kfdpool ioctl on a file of
+ * another driver where /proc tells what the fd is. */
+static int fd_is_pool(int fd)
+{
+	struct kfdpool_pool_stats st;
+	char path[64], target[64];
+	ssize_t n;
+
+	if (fcntl(fd, F_GETFD) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n >= 0) {
+		target[n] = 0;
+		return !strcmp(target, "anon_inode:kfdpool");
+	}
+	return !kfdpool_pool_stats(fd, 0, &st);
+}
+
+/* Whether a shareable handle is a kfdpool pool's (a pool fd, or a fabric
+ * handle with kfdpool's magic); any other handle is the runtime's. */
+static int handle_is_ours(void *shared_handle,
+			  hipMemAllocationHandleType handle_type)
+{
+	struct kfdpool_pool_handle h;
+	intptr_t fd = (intptr_t)shared_handle;
+
+	if (handle_type == hipMemHandleTypePosixFileDescriptor)
+		return fd >= 0 && fd <= INT32_MAX && fd_is_pool((int)fd);
+	if (handle_type == hipMemHandleTypeFabric && shared_handle) {
+		memcpy(&h, shared_handle, sizeof(h));
+		return h.magic == KFDPOOL_HANDLE_MAGIC;
+	}
+	return 0;
+}
+
+/*
+ * How this process maps the chunks of an imported pool: device chunks go
+ * into the GPU where there is one (/dev/kfd); on a node without it, or
+ * with a host stand-in named in KFDPOOL_BACKEND, the exporter used a host
+ * stand-in too and the chunks are mapped like host chunks (NULL).
+ */
+static hipError_t import_backend(const hipMemPoolProps *props,
+				 const struct kp_runtime *rt,
+				 const struct kp_backend **be)
+{
+	const char *env = getenv("KFDPOOL_BACKEND");
+	hipError_t err;
+
+	*be = NULL;
+	if (props->location.type != hipMemLocationTypeDevice ||
+	    (env && *env && strcmp(env, "kfd")) ||
+	    access("/dev/kfd", R_OK | W_OK))
+		return hipSuccess;
+	err = kp_device_pool_refused(rt);
+	if (err)
+		return err;
+	if (!kp_backend_kfd.probe())
+		*be = &kp_backend_kfd;
+	return hipSuccess;
+}
+
 KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 	hipMemPool_t *mem_pool, void *shared_handle,
 	hipMemAllocationHandleType handle_type, unsigned int flags)
 {
+	const struct kp_runtime *rt = kp_rt();
 	struct ihipMemPoolHandle_t *pool, *p;
 	struct kfdpool_pool_stats st;
 	const struct kp_backend *be = NULL;
+	hipMemPoolProps props;
 	hipError_t err = hipSuccess;
 	int fd, ret, ctl;
 	uint32_t features = 0;
 
+	if (rt && !handle_is_ours(shared_handle, handle_type))
+		KP_FORWARD(hipMemPoolImportFromShareableHandle,
+			   (mem_pool, shared_handle, handle_type, flags));
 	if (!mem_pool || flags)
 		return hipErrorInvalidValue;
 	if (handle_type == hipMemHandleTypeWin32 ||
@@ -126,6 +196,14 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 		close(fd);
 		return ret ? kfdpoolErrnoToHip(ret) : hipErrorInvalidValue;
 	}
+	memset(&props, 0, sizeof(props));
+	props_from_name(st.name, &props);
+	props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
+	err = import_backend(&props, rt, &be);
+	if (err) {
+		close(fd);
+		return err;
+	}
 
 	pthread_mutex_lock(&kp_mu);
 	for (p = kp_pools; p; p = p->next) {
@@ -138,26 +216,13 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 			goto out;
 		}
 	}
-	pool = calloc(1, sizeof(*pool));
+	pool = kp_pool_new();
 	if (!pool) {
 		close(fd);
 		err = hipErrorOutOfMemory;
 		goto out;
 	}
-	props_from_name(st.name, &pool->props);
-	pool->props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
-	/*
-	 * Device chunks are imported into the GPU where there is one.  On a
-	 * node without /dev/kfd the exporter (same node) used a host
-	 * substitute: its chunks are mapped like host chunks.
-	 */
-	if (pool->props.location.type == hipMemLocationTypeDevice &&
-	    !kp_backend_kfd.probe()) {
-		const char *env = getenv("KFDPOOL_BACKEND");
-
-		if (!env || !*env || !strcmp(env, "kfd"))
-			be = &kp_backend_kfd;
-	}
+	pool->props = props;
 	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
 	pool->imported = 1;
@@ -213,8 +278,14 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
 	hipMemPoolPtrExportData *export_data, void *dev_ptr)
 {
 	void *ptrs[1] = { dev_ptr };
+	int ours;
 
-	if (!export_data || !dev_ptr)
+	pthread_mutex_lock(&kp_mu);
+	ours = dev_ptr && kp_range_find(dev_ptr);
+	pthread_mutex_unlock(&kp_mu);
+	if (!ours)
+		KP_FORWARD(hipMemPoolExportPointer, (export_data, dev_ptr));
+	if (!export_data)
 		return hipErrorInvalidValue;
 	return kfdpoolExportPointers(export_data, ptrs, 1, NULL);
 }
@@ -318,82 +389,14 @@ out_free:
 	return first;
 }
 
-static struct kp_ientry *ientry_find(struct ihipMemPoolHandle_t *pool,
-				     uint32_t entry_id)
-{
-	size_t i;
-
-	for (i = 0; i < pool->nients; i++)
-		if (pool->ients[i]->entry_id == entry_id)
-			return pool->ients[i];
-	return NULL;
-}
-
-static int ientry_add_ptr(struct kp_ientry *ie, void *ptr)
-{
-	uint32_t i;
-
-	for (i = 0; i < ie->nptrs; i++) {
-		if (ie->ptrs[i].ptr == ptr) {
-			ie->ptrs[i].refs++;
-			ie->refs++;
-			return 0;
-		}
-	}
-	if (kp_grow32((void **)&ie->ptrs, &ie->capptrs, ie->nptrs + 1,
-		   sizeof(*ie->ptrs)))
-		return -ENOMEM;
-	ie->ptrs[ie->nptrs++] = (struct kp_iptr){ ptr, 1 };
-	ie->refs++;
-	return 0;
-}
-
-/* Map a freshly imported chunk.  Consumes @fd. */
-static int ientry_new(struct ihipMemPoolHandle_t *pool,
-		      const struct kfdpool_import *im, struct kp_ientry **out)
-{
-	struct kp_ientry *ie;
-	int ret;
-
-	if (KP_GROW(pool->ients, pool->capients, pool->nients + 1))
-		ret = -ENOMEM;
-	else if (!(ie = calloc(1, sizeof(*ie))))
-		ret = -ENOMEM;
-	else {
-		ie->pool = pool;
-		ie->entry_id = im->entry_id;
-		ret = pool->be ?
-		      pool->be->map_import(pool->dev, im->fd, im->entry_size,
-					   &ie->mem) :
-		      kp_host_map_import(pool->dev, im->fd, im->entry_size,
-					 &ie->mem);
-		if (!ret) {
-			ret = kp_range_add(ie->mem.addr, im->entry_size,
-					R_IMPORT, ie);
-			if (ret) {
-				if (pool->be)
-					pool->be->unmap_import(&ie->mem);
-				else
-					kp_host_unmap_import(&ie->mem);
-			}
-		}
-		if (ret)
-			free(ie);
-	}
-	close(im->fd);
-	if (ret) {
-		kfdpool_release(pool->fd, im->entry_id);
-		return ret;
-	}
-	pool->ients[pool->nients++] = ie;
-	*out = ie;
-	return 0;
-}
 
 KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
 	void **dev_ptr, hipMemPool_t mem_pool,
 	hipMemPoolPtrExportData *export_data)
 {
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolImportPointer,
+			   (dev_ptr, mem_pool, export_data));
 	if (!dev_ptr || !export_data)
 		return hipErrorInvalidValue;
 	return kfdpoolImportPointers(dev_ptr, mem_pool, export_data, 1, NULL);
@@ -448,7 +451,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 			continue;
 		}
 		op->flags = KFDPOOL_IMPORT_VALIDATE;
-		if (!ientry_find(pool, op->record.entry_id)) {
+		if (!kp_ientry_find(pool, op->record.entry_id)) {
 			for (j = 0; j < nops; j++)
 				if (!ops[j].flags && ops[j].record.entry_id ==
 				    op->record.entry_id)
@@ -475,7 +478,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		 * a later element did.
 		 */
 		if (st == -ENXIO && op->flags) {
-			int fl = ientry_find(pool, op->record.entry_id) ?
+			int fl = kp_ientry_find(pool, op->record.entry_id) ?
 				 KFDPOOL_IMPORT_VALIDATE : 0;
 
 			st = kfdpool_import(pool->fd, &op->record, fl, op);
@@ -485,16 +488,16 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 			}
 		}
 		if (!st && !op->flags) {
-			st = ientry_new(pool, op, &ie);	/* consumes op->fd */
+			st = kp_ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
-			ie = ientry_find(pool, op->record.entry_id);
+			ie = kp_ientry_find(pool, op->record.entry_id);
 			if (!ie)
 				st = -ENXIO;
 		}
 		if (!st && op->offset + op->size > ie->mem.size)
 			st = -EINVAL;
 		if (!st)
-			st = ientry_add_ptr(ie, (char *)ie->mem.addr +
+			st = kp_ientry_add_ptr(ie, (char *)ie->mem.addr +
 					    op->offset);
 		e = kfdpoolErrnoToHip(st);
 		if (!e)

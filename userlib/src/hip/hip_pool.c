@@ -1,28 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The HIP memory pool API over /dev/kfdpool: pools, their chunks,
- * attributes and access (allocation: hip_mem.c; sharing: hip_ipc.c).
- *
- * A pool (struct ihipMemPoolHandle_t, what hipMemPool_t points to) holds
- * one kfdpool pool fd.  An owner pool reserves chunks from its backend, pins
- * each chunk as one entry and sub-allocates from it (alloc.c).  In a pool
- * with handle types every allocation is exported as one record when it is
- * made: the kernel's used_bytes is then exactly the allocated bytes (what
- * hipMemPoolAttrUsedMemCurrent means), and exporting the allocation's own
- * address costs no system call.  An interior address gets a record of its
- * own, made once and kept with the allocation.  Freeing revokes the
- * allocation's records.
- *
- * An imported pool holds an import fd.  The first pointer imported from a
- * chunk imports the chunk (a dma-buf fd) and maps it; later pointers into
- * the same chunk are validated only (KFDPOOL_IMPORT_VALIDATE).  The chunk
- * is released and unmapped when its last imported pointer is freed.
- *
- * One mutex (kp_mu) serialises the library's pool state; the memory itself
- * is never touched under it.  Addresses are found through one sorted table of
- * ranges (owner chunks and imported chunk mappings).
- *
- * Pools do not survive fork(): a child must not use its parent's pools.
+ * The HIP memory pool API: creating and destroying pools, attributes,
+ * access, and the kfdpool* pool extensions.  The pools themselves are the
+ * pool allocator's (pool/pool.c); allocation: hip_mem.c; sharing:
+ * hip_ipc.c.  A pool handle that is not ours goes to the HIP runtime
+ * (KP_FORWARD), and so does a pool the runtime is to make (pool_is_ours).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,138 +16,7 @@
 
 #include "hip_internal.h"
 
-pthread_mutex_t kp_mu = PTHREAD_MUTEX_INITIALIZER;
-struct ihipMemPoolHandle_t *kp_pools;
-static struct range *g_ranges;
-static size_t g_nranges, g_capranges;
 static unsigned int g_pool_seq;
-
-/*
- * fork() while another thread holds kp_mu would leave the child's copy
- * locked for ever: hold it across fork so that the child may use the
- * library (for pools of its own).
- */
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&kp_mu);
-}
-
-static void fork_done(void)
-{
-	pthread_mutex_unlock(&kp_mu);
-}
-
-__attribute__((constructor)) static void kp_hip_init(void)
-{
-	pthread_atfork(fork_prepare, fork_done, fork_done);
-}
-
-/* Grow *arr (of *cap elements of @elem bytes) to hold @need. */
-int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
-int kp_grow32(void **arr, uint32_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap;
-	int ret = kp_grow(arr, &c, need, elem);
-
-	*cap = (uint32_t)c;
-	return ret;
-}
-
-/* ---- the range table ---- */
-
-/* Index of the first range with start > addr. */
-static size_t range_upper(uintptr_t addr)
-{
-	size_t lo = 0, hi = g_nranges;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g_ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct range *kp_range_find(const void *p)
-{
-	uintptr_t addr = (uintptr_t)p;
-	size_t i = range_upper(addr);
-
-	if (!i || addr >= g_ranges[i - 1].end)
-		return NULL;
-	return &g_ranges[i - 1];
-}
-
-int kp_range_add(void *start, uint64_t len, int kind, void *obj)
-{
-	size_t i;
-
-	if (KP_GROW(g_ranges, g_capranges, g_nranges + 1))
-		return -ENOMEM;
-	i = range_upper((uintptr_t)start);
-	memmove(&g_ranges[i + 1], &g_ranges[i],
-		(g_nranges - i) * sizeof(*g_ranges));
-	g_ranges[i] = (struct range){ (uintptr_t)start,
-				      (uintptr_t)start + len, kind, obj };
-	g_nranges++;
-	return 0;
-}
-
-void kp_range_del(void *start)
-{
-	struct range *r = kp_range_find(start);
-	size_t i;
-
-	if (!r)
-		return;
-	i = r - g_ranges;
-	memmove(&g_ranges[i], &g_ranges[i + 1],
-		(g_nranges - i - 1) * sizeof(*g_ranges));
-	g_nranges--;
-}
-
-/* ---- pools ---- */
-
-struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h)
-{
-	struct ihipMemPoolHandle_t *p;
-
-	for (p = kp_pools; p; p = p->next)
-		if (p == h && !p->destroyed)
-			return p;
-	return NULL;
-}
-
-static void pool_unlink(struct ihipMemPoolHandle_t *pool)
-{
-	struct ihipMemPoolHandle_t **pp;
-
-	for (pp = &kp_pools; *pp; pp = &(*pp)->next) {
-		if (*pp == pool) {
-			*pp = pool->next;
-			return;
-		}
-	}
-}
 
 static uint64_t env_granularity(void)
 {
@@ -183,67 +34,6 @@ static uint64_t env_granularity(void)
 	if (v < MIN_GRANULE || v % PAGE)
 		return DEF_GRANULE;
 	return v;
-}
-
-static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
-{
-	struct kp_chunk *c = pool->chunks[idx];
-
-	/* Empty: every record of it was revoked when its allocations were
-	 * freed.  Imports elsewhere keep the memory (draining entry). */
-	kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
-	kp_range_del(c->mem.addr);
-	pool->be->free(&c->mem);
-	kp_arena_fini(&c->arena);
-	pool->reserved -= c->mem.size;
-	memmove(&pool->chunks[idx], &pool->chunks[idx + 1],
-		(pool->nchunks - idx - 1) * sizeof(*pool->chunks));
-	pool->nchunks--;
-	free(c);
-}
-
-/*
- * Give empty chunks back, newest first, as long as at least @keep bytes
- * stay reserved (hipMemPoolTrimTo's guarantee; the release threshold is
- * the same trim done after every free).
- */
-void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep)
-{
-	size_t i = pool->nchunks;
-
-	while (i-- > 0) {
-		struct kp_chunk *c = pool->chunks[i];
-
-		if (pool->reserved <= keep)
-			break;
-		if (kp_arena_empty(&c->arena) &&
-		    pool->reserved - c->mem.size >= keep)
-			release_chunk(pool, i);
-	}
-}
-
-/* A destroyed pool goes away once nothing of it is in use. */
-void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool)
-{
-	size_t i;
-
-	if (!pool->destroyed)
-		return;
-	if (pool->imported) {
-		if (pool->nients)
-			return;
-	} else {
-		for (i = 0; i < pool->nchunks; i++)
-			if (!kp_arena_empty(&pool->chunks[i]->arena))
-				return;
-		kp_pool_trim(pool, 0);
-	}
-	pool_unlink(pool);
-	close(pool->fd);
-	free(pool->chunks);
-	free(pool->ients);
-	pool->magic = 0;
-	free(pool);
 }
 
 static hipError_t check_props(const hipMemPoolProps *props)
@@ -276,6 +66,33 @@ static hipError_t check_props(const hipMemPoolProps *props)
 	return hipSuccess;
 }
 
+/*
+ * Device memory in a process with a HIP runtime must come from the runtime
+ * (ROCr), and this library has no runtime chunk backend yet.  The raw kfd
+ * backend must not stand in: it opens its own render nodes for
+ * AMDKFD_IOC_ACQUIRE_VM, and KFD takes one DRM file per GPU per process
+ * (kfd_ioctl_acquire_vm: -EBUSY for another), so ROCr or kfdpool would lose
+ * the GPU.  Such pools fail with hipErrorNotSupported and one line on
+ * stderr.  A host backend named in KFDPOOL_BACKEND (a stand-in for tests)
+ * touches no GPU and stays allowed.
+ */
+static int g_device_said;
+
+hipError_t kp_device_pool_refused(const struct kp_runtime *rt)
+{
+	const char *e = getenv("KFDPOOL_BACKEND");
+	const struct kp_backend *b = e && *e ? kp_backend_by_name(e) : NULL;
+
+	if (!rt || (b && !b->device))
+		return hipSuccess;
+	kp_say_once(&g_device_said,
+		    "kfdpool: device pools are not supported in a process with "
+		    "a HIP runtime (%s) yet: their memory must come from the "
+		    "runtime, and kfdpool's own KFD backend would take the GPU "
+		    "from it; hipErrorNotSupported (host pools work)", rt->path);
+	return hipErrorNotSupported;
+}
+
 hipError_t kp_pick_backend(int device, int dev,
 			       const struct kp_backend **be)
 {
@@ -296,44 +113,99 @@ hipError_t kp_pick_backend(int device, int dev,
 	return hipSuccess;
 }
 
+/* libkfdpool's shared control fd (one per process) and the module's
+ * features. */
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 {
-	int ret = kp_ctl_fd();
+	struct kfdpool_query q;
+	int ret = kfdpool_ctl(&q);
 
 	if (ret < 0)
 		return hipErrorNotInitialized;
 	*fd = ret;
-	kp_module_info(features, NULL);
+	*features = q.features;
 	return hipSuccess;
 }
 
-/* Number of devices a pool's access list may name. */
+/*
+ * Number of devices a pool's access list may name: the runtime's devices
+ * in a process with one (kfd is not touched beside it), else the kfd
+ * backend's.  Not with kp_mu held (it may call the runtime).
+ */
 int kp_device_count(void)
 {
-	int n = kp_kfd_device_count();
+	const struct kp_runtime *rt = kp_rt();
 	const char *e = getenv("KFDPOOL_BACKEND");
+	int n = 0;
+
+	if (!rt)
+		n = kp_kfd_device_count();
+	else if (!rt->hipGetDeviceCount || rt->hipGetDeviceCount(&n))
+		n = 0;
 
 	if (!n && e && *e)
 		n = 1;		/* the substitute stands in for device 0 */
 	return n;
 }
 
+/*
+ * Which pools are kfdpool's when the process has a HIP runtime: those
+ * created to be shared (a PosixFileDescriptor or Fabric handle type) and
+ * host pools.  A pool with no handle type on a device is the runtime's,
+ * unless KFDPOOL_POOLS=all.  1 ours, 0 the runtime's, -1 for a
+ * KFDPOOL_POOLS that is neither "ipc" (the default) nor "all".
+ */
+static int g_pools_said;
+
+static int pool_is_ours(const hipMemPoolProps *props)
+{
+	const char *e = getenv("KFDPOOL_POOLS");
+
+	if (props->handleTypes & (hipMemHandleTypePosixFileDescriptor |
+				  hipMemHandleTypeFabric))
+		return 1;
+	if (props->location.type == hipMemLocationTypeHost)
+		return 1;
+	if (!e || !*e || !strcmp(e, "ipc"))
+		return 0;
+	if (!strcmp(e, "all"))
+		return 1;
+	kp_say_once(&g_pools_said, "kfdpool: KFDPOOL_POOLS=%s is neither "
+		    "\"ipc\" nor \"all\": hipMemPoolCreate fails "
+		    "(hipErrorInvalidValue)", e);
+	return -1;
+}
+
 KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 					   const hipMemPoolProps *pool_props)
 {
+	const struct kp_runtime *rt = kp_rt();
 	struct ihipMemPoolHandle_t *pool;
 	const struct kp_backend *be;
 	uint32_t features = 0;
 	char name[KFDPOOL_NAME_LEN];
-	int device, ctl, fd;
+	int device, ctl, fd, ours;
+	uint8_t id[KFDPOOL_ID_LEN];
 	hipError_t err;
 
+	if (rt) {
+		ours = mem_pool && pool_props ? pool_is_ours(pool_props) : 0;
+		if (ours < 0)
+			return hipErrorInvalidValue;
+		if (!ours)
+			KP_FORWARD(hipMemPoolCreate, (mem_pool, pool_props));
+	}
 	if (!mem_pool || !pool_props)
 		return hipErrorInvalidValue;
 	err = check_props(pool_props);
 	if (err)
 		return err;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
+	if (device) {
+		err = kp_device_pool_refused(rt);
+		if (err)
+			return err;
+	}
 	err = kp_pick_backend(device, device ? pool_props->location.id : 0, &be);
 	if (err)
 		return err;
@@ -344,21 +216,23 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	    !(features & KFDPOOL_FEATURE_POOL_HANDLE))
 		return hipErrorNotSupported;
 
-	pool = calloc(1, sizeof(*pool));
-	if (!pool)
-		return hipErrorOutOfMemory;
 	pthread_mutex_lock(&kp_mu);
 	snprintf(name, sizeof(name), "hip-%c%d-%d-%u", device ? 'd' : 'h',
 		 device ? pool_props->location.id : 0, (int)getpid(),
 		 ++g_pool_seq);
 	fd = kfdpool_pool_create(ctl, pool_props->maxSize,
-				 (uint32_t)pool_props->handleTypes, name,
-				 pool->id);
+				 (uint32_t)pool_props->handleTypes, name, id);
 	if (fd < 0) {
 		pthread_mutex_unlock(&kp_mu);
-		free(pool);
 		return kfdpoolErrnoToHip(fd);
 	}
+	pool = kp_pool_new();
+	if (!pool) {
+		pthread_mutex_unlock(&kp_mu);
+		close(fd);
+		return hipErrorOutOfMemory;
+	}
+	memcpy(pool->id, id, sizeof(id));
 	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
 	pool->refs = 1;
@@ -380,6 +254,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
 {
 	struct ihipMemPoolHandle_t *pool;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolDestroy, (mem_pool));
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
@@ -459,6 +335,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
 	uint64_t v = 0;
 	int ret;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolGetAttribute, (mem_pool, attr, value));
 	if (!value || attr < hipMemPoolReuseFollowEventDependencies ||
 	    attr > hipMemPoolAttrUsedMemHigh)
 		return hipErrorInvalidValue;
@@ -516,6 +394,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
 	uint32_t flags;
 	int ret;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolSetAttribute, (mem_pool, attr, value));
 	if (!value || attr < hipMemPoolReuseFollowEventDependencies ||
 	    attr > hipMemPoolAttrUsedMemHigh)
 		return hipErrorInvalidValue;
@@ -595,6 +475,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 	int ndev = 0;
 	size_t i;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolSetAccess, (mem_pool, desc_list, count));
 	if (count && !desc_list)
 		return hipErrorInvalidValue;
 	/* Check every descriptor before changing anything. */
@@ -609,14 +491,14 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 		if (err != hipSuccess)
 			return err;
 	}
+	if (count)
+		ndev = kp_device_count();
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
 		err = hipErrorInvalidValue;
 		goto out;
 	}
-	if (count)
-		ndev = kp_device_count();
 	for (i = 0; i < count; i++) {
 		const hipMemAccessDesc *d = &desc_list[i];
 
@@ -661,12 +543,17 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipError_t err = hipSuccess;
+	int ndev = 0;
 
+	if (!kp_pool_ours(mem_pool))
+		KP_FORWARD(hipMemPoolGetAccess, (flags, mem_pool, location));
 	if (!flags || !location)
 		return hipErrorInvalidValue;
 	err = check_location(location);
 	if (err != hipSuccess)
 		return err;
+	if (location->type == hipMemLocationTypeDevice)
+		ndev = kp_device_count();
 	pthread_mutex_lock(&kp_mu);
 	pool = kp_pool_get(mem_pool);
 	if (!pool) {
@@ -679,7 +566,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 	} else if (pool_is_device(pool) &&
 		   location->id == pool->props.location.id) {
 		*flags = hipMemAccessFlagsProtReadWrite;
-	} else if (location->id >= kp_device_count()) {
+	} else if (location->id >= ndev) {
 		err = hipErrorInvalidDevice;
 	} else {
 		*flags = pool->access[location->id];

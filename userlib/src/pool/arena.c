@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "arena.h"
 
 int kp_arena_init(struct kp_arena *a, uint64_t size, uint64_t align)
 {

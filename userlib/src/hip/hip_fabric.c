@@ -63,6 +63,14 @@ static int policy_from_env(uint32_t *policy, uint32_t *gid)
 	return 0;
 }
 
+void kp_fabric_fork(int prepare)
+{
+	if (prepare)
+		pthread_mutex_lock(&g_fab_mu);
+	else
+		pthread_mutex_unlock(&g_fab_mu);
+}
+
 int kp_fabric_policy(uint32_t *policy, uint32_t *gid)
 {
 	pthread_mutex_lock(&g_fab_mu);

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Allocating from a pool and freeing, with the records an allocation
- * carries (see hip_pool.c for the design) revoked in batches.
+ * carries (see pool/pool.c for the design) revoked in batches.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "hip_internal.h"
+#include "pool/pool.h"
 
 /* ---- allocation ---- */
 
@@ -36,8 +34,14 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	ret = pool->be->alloc(pool->dev, size, &c->mem);
 	if (ret)
 		goto out_arena;
-	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd,
-			  (uintptr_t)c->mem.addr, NULL, &c->entry_id);
+	/*
+	 * The cookie reaches every importer of the chunk (possibly of another
+	 * uid): a count of this pool's chunks tells them nothing of this
+	 * process's memory layout, as the chunk's address would.  Importers
+	 * do not use it.
+	 */
+	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, ++pool->chunk_seq, NULL,
+			  &c->entry_id);
 	/* The pin (and the mapping) hold the dma-buf: one fd fewer per
 	 * chunk. */
 	close(c->mem.dmabuf_fd);
@@ -63,7 +67,7 @@ out_free:
 }
 
 int kp_alloc_add_record(struct kp_alloc *a, uint64_t off,
-			    const struct kfdpool_record *rec)
+			const struct kfdpool_record *rec)
 {
 	if (kp_grow32((void **)&a->rec, &a->caprec, a->nrec + 1, sizeof(*a->rec)))
 		return -ENOMEM;
@@ -88,8 +92,8 @@ static void alloc_destroy(struct kp_alloc *a)
 	free(a);
 }
 
-static int pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
-		      void **ptr)
+int kp_pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
+		  void **ptr)
 {
 	struct kp_chunk *c = NULL;
 	struct kfdpool_record rec;
@@ -167,28 +171,6 @@ out_free:
 	return ret;
 }
 
-KFDPOOL_EXPORT hipError_t hipMallocFromPoolAsync(void **dev_ptr, size_t size,
-						 hipMemPool_t mem_pool,
-						 hipStream_t stream)
-{
-	struct ihipMemPoolHandle_t *pool;
-	int ret;
-
-	(void)stream;
-	if (!dev_ptr || !size)
-		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || pool->imported) {
-		pthread_mutex_unlock(&kp_mu);
-		return hipErrorInvalidValue;
-	}
-	ret = pool_alloc(pool, size, dev_ptr);
-	pthread_mutex_unlock(&kp_mu);
-	return ret == -ENOSPC || ret == -EDQUOT ? hipErrorOutOfMemory :
-	       kfdpoolErrnoToHip(ret);
-}
-
 /* ---- freeing, batched ---- */
 
 /* Pending revokes or releases of one pool fd, flushed as one batch. */
@@ -218,27 +200,6 @@ static int pending_fd(struct pending *pd, int fd)
 	return 0;
 }
 
-static void free_ientry(struct kp_ientry *ie)
-{
-	struct ihipMemPoolHandle_t *pool = ie->pool;
-	size_t i;
-
-	kp_range_del(ie->mem.addr);
-	if (pool->be)
-		pool->be->unmap_import(&ie->mem);
-	else
-		kp_host_unmap_import(&ie->mem);
-	for (i = 0; i < pool->nients; i++) {
-		if (pool->ients[i] == ie) {
-			memmove(&pool->ients[i], &pool->ients[i + 1],
-				(pool->nients - i - 1) * sizeof(*pool->ients));
-			pool->nients--;
-			break;
-		}
-	}
-	free(ie->ptrs);
-	free(ie);
-}
 
 /*
  * Free @n pointers.  Pass 1 finds each pointer's allocation or import and
@@ -246,8 +207,8 @@ static void free_ientry(struct kp_ientry *ie)
  * pointer); pass 2 sends them a batch per pool fd; pass 3 gives the memory
  * back.  Called with kp_mu held.
  */
-static hipError_t free_many(void *const *ptrs, size_t n, hipError_t *res,
-			    int null_ok)
+hipError_t kp_free_many(void *const *ptrs, size_t n, hipError_t *res,
+			int null_ok)
 {
 	struct pending pd = { .fd = -1 };
 	void **done = NULL;	/* kp_alloc or kp_ientry, by index */
@@ -343,7 +304,7 @@ next:
 			struct kp_ientry *ie = done[i];
 			struct ihipMemPoolHandle_t *pool = ie->pool;
 
-			free_ientry(ie);
+			kp_ientry_free(ie);
 			kp_pool_maybe_finalize(pool);
 		}
 	}
@@ -353,59 +314,3 @@ next:
 	free(kind);
 	return first;
 }
-
-KFDPOOL_EXPORT hipError_t hipFree(void *ptr)
-{
-	hipError_t e;
-
-	if (!ptr)
-		return hipSuccess;
-	pthread_mutex_lock(&kp_mu);
-	e = free_many(&ptr, 1, NULL, 1);
-	pthread_mutex_unlock(&kp_mu);
-	return e;
-}
-
-KFDPOOL_EXPORT hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream)
-{
-	hipError_t e;
-
-	(void)stream;
-	if (!dev_ptr)
-		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	e = free_many(&dev_ptr, 1, NULL, 0);
-	pthread_mutex_unlock(&kp_mu);
-	return e;
-}
-
-KFDPOOL_EXPORT hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
-					      hipError_t *results)
-{
-	hipError_t e;
-
-	if (!ptrs && count)
-		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	e = free_many(ptrs, count, results, 1);
-	pthread_mutex_unlock(&kp_mu);
-	return e;
-}
-
-KFDPOOL_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool,
-					   size_t min_bytes_to_hold)
-{
-	struct ihipMemPoolHandle_t *pool;
-
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		pthread_mutex_unlock(&kp_mu);
-		return hipErrorInvalidValue;
-	}
-	if (!pool->imported)
-		kp_pool_trim(pool, min_bytes_to_hold);
-	pthread_mutex_unlock(&kp_mu);
-	return hipSuccess;
-}
-

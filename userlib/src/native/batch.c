@@ -25,55 +25,80 @@
 
 /* ---- the library's control fd and module info ---- */
 
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ctl_fd = -1;
-static struct kfdpool_query ctl_q;
+/*
+ * The control fd and the module's QUERY result, made once and published
+ * with one atomic store, never changed after: no lock, so nothing to hold
+ * across fork() and no lock order with the callers' locks (libkfdpool-hip
+ * calls the batch functions under its own).  Two threads that race to make
+ * it both open /dev/kfdpool; the loser closes its fd.
+ */
+struct ctl {
+	int fd;
+	struct kfdpool_query q;
+};
 
-/* Held across fork(), so that a child never inherits it locked. */
-static void ctl_lock_fork_prepare(void)
-{
-	pthread_mutex_lock(&ctl_lock);
-}
+static struct ctl *g_ctl;
 
-static void ctl_lock_fork_done(void)
+static int ctl_get(const struct ctl **out)
 {
-	pthread_mutex_unlock(&ctl_lock);
-}
+	struct ctl *c = __atomic_load_n(&g_ctl, __ATOMIC_ACQUIRE), *none = NULL;
+	int fd;
 
-__attribute__((constructor)) static void ctl_lock_init(void)
-{
-	pthread_atfork(ctl_lock_fork_prepare, ctl_lock_fork_done,
-		       ctl_lock_fork_done);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		fd = kfdpool_open();
+		if (fd < 0) {
+			free(c);
+			return fd;
+		}
+		if (kfdpool_query(fd, &c->q) < 0)
+			memset(&c->q, 0, sizeof(c->q));
+		c->fd = fd;
+		if (!__atomic_compare_exchange_n(&g_ctl, &none, c, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			close(fd);
+			free(c);
+			c = none;
+		}
+	}
+	*out = c;
+	return 0;
 }
 
 int kp_ctl_fd(void)
 {
-	int fd;
+	const struct ctl *c;
+	int ret = ctl_get(&c);
 
-	pthread_mutex_lock(&ctl_lock);
-	if (ctl_fd < 0) {
-		fd = kfdpool_open();
-		if (fd >= 0 && kfdpool_query(fd, &ctl_q) < 0)
-			memset(&ctl_q, 0, sizeof(ctl_q));
-		if (fd >= 0)
-			ctl_fd = fd;
-	} else {
-		fd = ctl_fd;
-	}
-	pthread_mutex_unlock(&ctl_lock);
-	return fd;
+	return ret < 0 ? ret : c->fd;
+}
+
+KFDPOOL_EXPORT int kfdpool_ctl(struct kfdpool_query *q)
+{
+	const struct ctl *c;
+	int ret = ctl_get(&c);
+
+	if (ret < 0)
+		return ret;
+	if (q)
+		*q = c->q;
+	return c->fd;
 }
 
 int kp_module_info(uint32_t *features, uint32_t *max_batch)
 {
-	int fd = kp_ctl_fd();
+	const struct ctl *c;
+	int ret = ctl_get(&c);
 
-	if (fd < 0)
-		return fd;
+	if (ret < 0)
+		return ret;
 	if (features)
-		*features = ctl_q.features;
+		*features = c->q.features;
 	if (max_batch)
-		*max_batch = ctl_q.max_batch ? ctl_q.max_batch :
+		*max_batch = c->q.max_batch ? c->q.max_batch :
 			     KFDPOOL_BATCH_MAX;
 	return 0;
 }
