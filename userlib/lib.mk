@@ -88,11 +88,10 @@ $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS) |
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -lpthread
 
-# Each program prints KTAP; the summary line counts them all.
+# Each program prints KTAP, between tools/ktap-run's markers.
 unit: lib $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
-		echo "# unit: $$(basename $$t)"; \
-		timeout 300 $$t || fail=1; \
+		$(KTAP_RUN) $$(basename $$t) timeout 300 $$t || fail=1; \
 	done; exit $$fail
 
 # ---- examples ----
