@@ -779,7 +779,9 @@ static void *thread_body(void *p)
 	return NULL;
 }
 
-TEST_F(pool, threads)
+/* Bounded by counts: the harness's 30 s default timed out on the debug
+ * kernel (KASAN, lockdep) of a busy machine. */
+TEST_F_TIMEOUT(pool, threads, 600)
 {
 	struct thr_arg args[4];
 	pthread_t t[4];
