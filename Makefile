@@ -22,13 +22,17 @@ endif
 KDIR ?= /lib/modules/$(KVER)/build
 KOUT ?= $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
 
+# Every host test program runs through this (NAME COMMAND...), so that
+# tools/check counts its tests against its KTAP plan (tools/ktap-count).
+KTAP_RUN := $(SRC)/tools/ktap-run
+
 CC ?= gcc
 CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
 .PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
-	bench bench-progs tools
+	bench bench-progs tools harness-selftest
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -75,6 +79,11 @@ demo:
 
 check:
 	$(SRC)/tools/check
+
+# The harness's counting rules, proven on deliberately broken programs.
+harness-selftest:
+	@$(KTAP_RUN) harness-selftest $(SRC)/tools/harness-selftest
+unit: harness-selftest
 
 clean:
 	rm -rf $(BUILD)

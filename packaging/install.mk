@@ -60,8 +60,9 @@ $(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(
 		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
 
 stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
-	$(BUILD)/stat/stat-unit
-	$(SRC)/tools/stat/test/fakeproc-test $(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
+	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit
+	$(KTAP_RUN) stat-fakeproc $(SRC)/tools/stat/test/fakeproc-test \
+		$(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
 unit: stat-unit
 
@@ -113,7 +114,7 @@ $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
 
 fortran-unit: $(FORTRAN_OUT)/test/abi_driver
-	$(FORTRAN_OUT)/test/abi_driver
+	$(KTAP_RUN) fortran-abi $(FORTRAN_OUT)/test/abi_driver
 unit: fortran-unit
 
 # Only once libkfdpool implements the HIP mempool API (branch lib).
@@ -132,12 +133,13 @@ MAN3 := $(wildcard $(SRC)/man/man3/*.3)
 # Every page renders without a warning (man --warnings, i.e. groff -ww),
 # from the top of the tree so that the .so links resolve as installed.
 man-check:
-	@cd $(SRC)/man && n=0 && fail=0 && for p in man1/*.1 man3/*.3; do \
+	@cd $(SRC)/man && $(KTAP_RUN) man-check sh -c 'set -- man1/*.1 man3/*.3; \
+		echo "1..$$#"; n=0; fail=0; for p; do \
 		n=$$((n + 1)); \
 		out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -E UTF-8 -l "$$p" 2>&1 >/dev/null); \
 		if [ -n "$$out" ]; then echo "not ok $$n man -l $$p renders without warnings"; \
-			echo "$$out" | sed 's/^/# /'; fail=1; \
-		else echo "ok $$n man -l $$p renders without warnings"; fi; done; exit $$fail
+			echo "$$out" | sed "s/^/# /"; fail=1; \
+		else echo "ok $$n man -l $$p renders without warnings"; fi; done; exit $$fail'
 
 unit: man-check
 
