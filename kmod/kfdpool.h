@@ -34,6 +34,16 @@
 #define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
+/*
+ * Secrets (record nonces, handle MACs) are compared with crypto_memneq(),
+ * which the kernel builds with CRYPTO_LIB_UTILS (6.5 on; CRYPTO selects it)
+ * and, before that symbol existed, with CRYPTO.  Say so here rather than
+ * as an unresolved symbol at modpost or insmod time.
+ */
+#if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
+#error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
+#endif
+
 #if IS_ENABLED(CONFIG_IO_URING) && \
 	(defined(KFDPOOL_HAVE_URING_CMD_H) || \
 	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
@@ -248,7 +258,6 @@ extern struct list_head kfdpool_pools;
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
-struct file *kfdpool_pool_fget(int fd);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo);
 int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock);

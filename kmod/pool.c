@@ -176,27 +176,6 @@ long kfdpool_pool_create(struct file *file, void *data,
 	return 0;
 }
 
-/**
- * kfdpool_pool_fget() - look up a pool file by fd, type-checked
- * @fd: the fd
- *
- * Return: the file with a reference (fput() it; its private_data is the
- * struct kfdpool_file), ERR_PTR(-EBADF) for a closed fd, ERR_PTR(-EINVAL)
- * for an fd of another kind.
- */
-struct file *kfdpool_pool_fget(int fd)
-{
-	struct file *file = fget(fd);
-
-	if (!file)
-		return ERR_PTR(-EBADF);
-	if (file->f_op != &kfdpool_pool_fops) {
-		fput(file);
-		return ERR_PTR(-EINVAL);
-	}
-	return file;
-}
-
 static long kfdpool_ioctl_pool_export(struct file *file, void *data,
 				      struct kfdpool_fd_out *fdo)
 {

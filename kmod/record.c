@@ -4,7 +4,7 @@
  * functions work on kernel copies of one element and are shared by the
  * single ioctls, the batch ioctls and io_uring.
  */
-#include <linux/compiler.h>
+#include <crypto/algapi.h>
 #include <linux/dma-buf.h>
 #include <linux/file.h>
 #include <linux/random.h>
@@ -38,24 +38,6 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
-/*
- * Compare two nonces in time independent of where they differ.  Not
- * crypto_memneq(): that needs CONFIG_CRYPTO, which small kernels lack.
- * Hiding the accumulator from the optimiser after each byte keeps the
- * compiler from turning the loop into an early-exit comparison.
- */
-static bool kfdpool_nonce_differs(const u8 *a, const u8 *b)
-{
-	unsigned int i;
-	u8 diff = 0;
-
-	for (i = 0; i < KFDPOOL_NONCE_LEN; i++) {
-		diff |= a[i] ^ b[i];
-		OPTIMIZER_HIDE_VAR(diff);
-	}
-	return diff;
-}
-
 /* Checks that need no lock: what kind of record, and whose. */
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
@@ -84,7 +66,7 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
 	    rec->size != r->size ||
-	    kfdpool_nonce_differs(rec->nonce, r->nonce))
+	    crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }

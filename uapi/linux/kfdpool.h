@@ -18,6 +18,11 @@
  *  - Unknown commands fail with -ENOTTY.
  *  - Every fd returned is O_CLOEXEC and installed only after everything else
  *    has been copied back successfully.
+ *
+ * The ioctl magic, 0xB9, was free in Documentation/userspace-api/ioctl/
+ * ioctl-number.rst of Linux 6.12 (0xB8 is the last one taken there) and is
+ * not registered: an upstream submission adds a line for "0xB9 all
+ * linux/kfdpool.h" to that table.
  */
 #ifndef _UAPI_LINUX_KFDPOOL_H
 #define _UAPI_LINUX_KFDPOOL_H
@@ -452,6 +457,7 @@ struct kfdpool_handle_rotate {
 	__u32 pad;
 };
 
+/* See the ABI rules at the top: 0xB9 is free in Linux 6.12's table. */
 #define KFDPOOL_IOC_MAGIC	0xB9
 
 /* On /dev/kfdpool */
