@@ -33,21 +33,21 @@ static int kfdpool_batch_one(struct kfdpool_file *pf, unsigned int nr,
 
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		status = kfdpool_do_export(pf, &el->exp, false);
+		status = kfdpool_do_export(pf, &el->exp);
 		el->exp.status = status;
 		if (!status)
 			kfdpool_export_arm_undo(fdo, pf, &el->exp.record);
 		break;
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		status = kfdpool_do_revoke(pf, &el->rev, false);
+		status = kfdpool_do_revoke(pf, &el->rev);
 		el->rev.status = status;
 		break;
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		status = kfdpool_do_import(pf, &el->imp, fdo, false);
+		status = kfdpool_do_import(pf, &el->imp, fdo);
 		el->imp.status = status;
 		break;
 	default:
-		status = kfdpool_do_release(pf, &el->rel, false);
+		status = kfdpool_do_release(pf, &el->rel);
 		el->rel.status = status;
 		break;
 	}

@@ -260,7 +260,6 @@ long kfdpool_pool_create(struct file *file, void *data,
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo);
-int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock);
 unsigned int kfdpool_nr_pools(void);
 
 /* entry.c */
@@ -276,14 +275,11 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
 /* record.c: the commands of ioctls, batches and io_uring alike */
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
-		      bool nonblock);
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
-		      bool nonblock);
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo, bool nonblock);
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
-		       bool nonblock);
+		      struct kfdpool_fd_out *fdo);
+int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);

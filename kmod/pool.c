@@ -53,19 +53,6 @@ unsigned int kfdpool_nr_pools(void)
 	return n;
 }
 
-/*
- * Take the pool's lock; from io_uring's nonblocking issue, only if it is
- * free (io_uring retries from a worker on -EAGAIN).
- */
-int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock)
-{
-	if (!nonblock) {
-		mutex_lock(&pool->lock);
-		return 0;
-	}
-	return mutex_trylock(&pool->lock) ? 0 : -EAGAIN;
-}
-
 /* A new file of @pool in @mode; takes a pool reference for the file. */
 static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 {

@@ -71,8 +71,7 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 	return rec;
 }
 
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
-		      bool nonblock)
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_entry *entry;
@@ -91,9 +90,7 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 		return -ENOMEM;
 	get_random_bytes(rec->nonce, sizeof(rec->nonce));
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		goto err_free;
+	mutex_lock(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
 	if (!entry || entry->draining) {
 		ret = -ENOENT;
@@ -126,13 +123,11 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-err_free:
 	kfree(rec);
 	return ret;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
-		      bool nonblock)
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_rec *rec;
@@ -146,9 +141,7 @@ int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
 	if (ret)
 		return ret;
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		return ret;
+	mutex_lock(&pool->lock);
 	rec = kfdpool_rec_lookup(pool, &r->record);
 	if (IS_ERR(rec))
 		ret = PTR_ERR(rec);
@@ -174,13 +167,11 @@ static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
  * @imp: the element; outputs are filled on success
  * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives the reserved fd and the
  *	dma-buf's file, which the caller installs after its copy back
- * @nonblock: io_uring's nonblocking issue: -EAGAIN rather than sleep on the
- *	pool's lock
  *
  * Return: 0 or -errno.
  */
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo, bool nonblock)
+		      struct kfdpool_fd_out *fdo)
 {
 	bool validate = imp->flags & KFDPOOL_IMPORT_VALIDATE;
 	struct kfdpool_pool *pool = pf->pool;
@@ -201,9 +192,7 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			return fd;
 	}
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		goto err_fd;
+	mutex_lock(&pool->lock);
 	rec = kfdpool_rec_lookup(pool, &imp->record);
 	if (IS_ERR(rec)) {
 		ret = PTR_ERR(rec);
@@ -237,22 +226,18 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-err_fd:
 	if (fd >= 0)
 		put_unused_fd(fd);
 	return ret;
 }
 
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
-		       bool nonblock)
+int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
 {
 	int ret;
 
 	if (rel->flags || rel->pad)
 		return -EINVAL;
-	ret = kfdpool_pool_lock(pf->pool, nonblock);
-	if (ret)
-		return ret;
+	mutex_lock(&pf->pool->lock);
 	ret = kfdpool_import_put(pf, rel->entry_id);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
@@ -263,7 +248,7 @@ static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_revoke r = { .record = fdo->record };
 
-	kfdpool_do_revoke(fdo->pfile, &r, false);
+	kfdpool_do_revoke(fdo->pfile, &r);
 }
 
 /* Have kfdpool_fd_abort() revoke @record if it cannot be copied out. */
@@ -283,7 +268,7 @@ long kfdpool_ioctl_export(struct file *file, void *data,
 	int ret;
 
 	e->status = 0;
-	ret = kfdpool_do_export(file->private_data, e, false);
+	ret = kfdpool_do_export(file->private_data, e);
 	if (!ret)
 		kfdpool_export_arm_undo(fdo, file->private_data, &e->record);
 	return ret;
@@ -295,7 +280,7 @@ long kfdpool_ioctl_revoke(struct file *file, void *data,
 	struct kfdpool_revoke *r = data;
 
 	r->status = 0;
-	return kfdpool_do_revoke(file->private_data, r, false);
+	return kfdpool_do_revoke(file->private_data, r);
 }
 
 long kfdpool_ioctl_import(struct file *file, void *data,
@@ -304,7 +289,7 @@ long kfdpool_ioctl_import(struct file *file, void *data,
 	struct kfdpool_import *imp = data;
 
 	imp->status = 0;
-	return kfdpool_do_import(file->private_data, imp, fdo, false);
+	return kfdpool_do_import(file->private_data, imp, fdo);
 }
 
 long kfdpool_ioctl_release(struct file *file, void *data,
@@ -313,5 +298,5 @@ long kfdpool_ioctl_release(struct file *file, void *data,
 	struct kfdpool_release *rel = data;
 
 	rel->status = 0;
-	return kfdpool_do_release(file->private_data, rel, false);
+	return kfdpool_do_release(file->private_data, rel);
 }

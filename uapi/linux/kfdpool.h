@@ -521,6 +521,20 @@ struct kfdpool_handle_rotate {
  * Owner-only commands from an import fd complete with -EPERM, unknown
  * cmd_op with -ENOTTY, a ring without SQE128 with -EINVAL.  Padding and
  * unknown flags must be zero as for the ioctls.
+ *
+ * The payload's lifetime: the kernel reads a command's payload once, when
+ * it first calls the module for it, and never again; the module never asks
+ * io_uring to call it again (-EAGAIN).  Commands issued inline run to
+ * completion there, sleeping on the pool's lock and faulting user pages as
+ * the ioctls do, vectored batches included; IOSQE_ASYNC moves a command to
+ * io_uring's workers.  After io_uring_enter() returned, a slot may be
+ * refilled while its command is in flight, with one exception that is
+ * io_uring's, not kfdpool's: on kernels whose io_uring hands a linked
+ * command (or the head of a link left open at the end of a submission) a
+ * pointer into the SQ ring instead of a copy (Debian's 6.12.117 does;
+ * 6.1 copies), the module's first call for that command happens when the
+ * link reaches it and reads whatever the slot holds then.  Leave such
+ * slots alone until the link completed, or use IOSQE_ASYNC.
  */
 
 /**
