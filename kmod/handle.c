@@ -221,7 +221,7 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	const struct kfdpool_pool_handle *h = &args->handle;
 	struct kfdpool_pool *pool;
 	bool admitted;
-	int fd, ret;
+	int ret;
 
 	if (args->flags ||
 	    !kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
@@ -244,13 +244,11 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	}
 
 	/* The new file takes its own pool reference. */
-	fd = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo);
-	if (fd < 0) {
-		ret = fd;
-		goto out_put;
-	}
-	args->fd = fd;
-	ret = 0;
+	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_import_handle,
+					    fd));
+	if (!ret)
+		args->fd = -1;
 out_put:
 	kfdpool_pool_put(pool);
 	return ret;

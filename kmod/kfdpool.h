@@ -190,24 +190,26 @@ struct kfdpool_rec {
 
 /**
  * struct kfdpool_fd_out - what a command hands out, made final by its caller
- * @fd: the reserved fd number, or -1
- * @file: the file to install at @fd
+ * @file: the file to hand out at a new fd (a reference the command took),
+ *	or NULL
+ * @fd_off: where the fd number goes in the caller's ioctl struct
  * @undo: called when the caller cannot be told of the command's result (the
- *	copy back failed) to take back what the command made, may be NULL
+ *	copy back failed, or no fd could be installed) to take back what the
+ *	command made, may be NULL
  * @pfile: argument of @undo
  * @entry_id: argument of @undo
  * @dmabuf: argument of @undo: the dma-buf a pin pinned (its identity)
  * @record: argument of @undo: the record an export made
  *
- * A command reserves the fd, prepares the file and arms @undo; the caller
- * copies its results to user space and only then installs the fd
- * (kfdpool_fd_commit()) or, when the copy failed, throws the fd away and
+ * A command prepares the file and arms @undo; the caller copies its results
+ * to user space and only then installs the fd through the kernel's receive
+ * path (kfdpool_fd_commit()), or, when the copy failed, drops the file and
  * undoes the command (kfdpool_fd_abort()): nothing the caller never learnt
  * of may stay behind in the pool.
  */
 struct kfdpool_fd_out {
-	int fd;
 	struct file *file;
+	size_t fd_off;
 	void (*undo)(struct kfdpool_fd_out *fdo);
 	struct kfdpool_file *pfile;
 	u32 entry_id;
@@ -216,7 +218,7 @@ struct kfdpool_fd_out {
 };
 
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
-void kfdpool_fd_commit(struct kfdpool_fd_out *fdo);
+int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
 void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
 			     struct kfdpool_file *pf,
@@ -229,7 +231,8 @@ void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
  *	smaller than this is refused
  * @handler: called with a kernel copy of the caller's struct, zero-filled
  *	past what the caller passed; what it leaves there is copied back.  A
- *	handler that hands out an fd fills @fdo; the dispatcher installs it
+ *	handler that hands out an fd fills @fdo and leaves -1 in the struct's
+ *	fd field; the dispatcher installs the fd, writing its number there,
  *	after the copy back succeeded.
  */
 struct kfdpool_ioctl_desc {
@@ -259,7 +262,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
-			 struct kfdpool_fd_out *fdo);
+			 struct kfdpool_fd_out *fdo, size_t fd_off);
 unsigned int kfdpool_nr_pools(void);
 
 /* entry.c */

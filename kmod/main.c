@@ -51,12 +51,14 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    const struct kfdpool_ioctl_desc *table,
 			    unsigned int nr)
 {
+	void __user *uarg = (void __user *)arg;
 	unsigned int in_size, out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
 	struct kfdpool_fd_out fdo;
 	char stack[192];	/* every struct of ABI 1 fits (stats: 168) */
 	char *kdata;
 	long ret;
+	int fd;
 
 	if (_IOC_TYPE(ucmd) != KFDPOOL_IOC_MAGIC)
 		return -ENOTTY;
@@ -86,7 +88,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			return -ENOMEM;
 	}
 
-	if (copy_from_user(kdata, (void __user *)arg, in_size)) {
+	if (copy_from_user(kdata, uarg, in_size)) {
 		ret = -EFAULT;
 		goto out;
 	}
@@ -97,13 +99,17 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	if (ret < 0)
 		goto out;
 
-	/* The fd goes live only once the caller has been told its number. */
-	if (copy_to_user((void __user *)arg, kdata, out_size)) {
+	/* The fd goes live only once everything else reached the caller. */
+	if (copy_to_user(uarg, kdata, out_size)) {
 		kfdpool_fd_abort(&fdo);
 		ret = -EFAULT;
 		goto out;
 	}
-	kfdpool_fd_commit(&fdo);
+	fd = kfdpool_fd_commit(&fdo, fdo.file ?
+			       (int __user *)((char __user *)uarg +
+						 fdo.fd_off) : NULL);
+	if (fd < 0)
+		ret = fd;
 out:
 	if (kdata != stack)
 		kfree(kdata);
@@ -113,25 +119,60 @@ out:
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
 {
 	memset(fdo, 0, sizeof(*fdo));
-	fdo->fd = -1;
 }
 
-/* Make the prepared file visible at its reserved fd. */
-void kfdpool_fd_commit(struct kfdpool_fd_out *fdo)
+/**
+ * kfdpool_fd_commit() - hand out a command's file at a new fd
+ * @fdo: the command's output; reset on return
+ * @ufd: where the caller learns the fd number (its struct's fd field), or
+ *	NULL when the number is the result itself (io_uring)
+ *
+ * Every fd goes through the kernel's receive path, receive_fd(), as files
+ * passed by SCM_RIGHTS or pidfd_getfd() do, so that security modules see
+ * (and may refuse, security_file_receive()) each file handed out.  Where
+ * the kernel's receive_fd() takes @ufd, the number is written there before
+ * the fd goes live; when the fd cannot be installed the command is undone.
+ *
+ * Return: the new fd (O_CLOEXEC), 0 when @fdo holds no file, or -errno.
+ */
+int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 {
-	if (fdo->fd < 0)
-		return;
-	fd_install(fdo->fd, fdo->file);
+	struct file *file = fdo->file;
+	int fd;
+
+	if (!file) {
+		kfdpool_fd_out_init(fdo);
+		return 0;
+	}
+#ifdef KFDPOOL_HAVE_RECEIVE_FD_UFD
+	fd = receive_fd(file, ufd, O_CLOEXEC);
+#else
+	fd = receive_fd(file, O_CLOEXEC);
+	if (fd >= 0 && ufd && put_user(fd, ufd)) {
+		/*
+		 * This receive_fd() installs before we can write the number
+		 * (only a caller racing against itself, unmapping its own
+		 * argument, gets here).  The fd is live: closing it might
+		 * close a file a racing thread opened at that number, so it
+		 * stays, with what it holds, and the caller is told -EFAULT.
+		 */
+		fdo->undo = NULL;
+		fd = -EFAULT;
+	}
+#endif
+	/* receive_fd() took the fd table's own reference. */
+	fput(file);
+	if (fd < 0 && fdo->undo)
+		fdo->undo(fdo);
 	kfdpool_fd_out_init(fdo);
+	return fd;
 }
 
-/* Throw away a prepared fd, if any, and undo what came with the command. */
+/* Drop a prepared file, if any, and undo what came with the command. */
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 {
-	if (fdo->fd >= 0) {
-		put_unused_fd(fdo->fd);
+	if (fdo->file)
 		fput(fdo->file);
-	}
 	if (fdo->undo)
 		fdo->undo(fdo);
 	kfdpool_fd_out_init(fdo);

@@ -81,24 +81,21 @@ static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 	return file;
 }
 
-/* Reserve an fd and open a pool file for it; the caller installs it. */
+/*
+ * Open a pool file for @fdo; the caller's dispatcher installs it at a new
+ * fd, whose number goes at @fd_off of the caller's struct.
+ */
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
-			 struct kfdpool_fd_out *fdo)
+			 struct kfdpool_fd_out *fdo, size_t fd_off)
 {
 	struct file *file;
-	int fd;
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
 	file = kfdpool_file_open(pool, mode);
-	if (IS_ERR(file)) {
-		put_unused_fd(fd);
+	if (IS_ERR(file))
 		return PTR_ERR(file);
-	}
-	fdo->fd = fd;
 	fdo->file = file;
-	return fd;
+	fdo->fd_off = fd_off;
+	return 0;
 }
 
 static bool kfdpool_name_valid(const char *name)
@@ -119,7 +116,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 {
 	struct kfdpool_pool_create *args = data;
 	struct kfdpool_pool *pool;
-	int fd;
+	int ret;
 
 	if (args->flags || args->pad ||
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
@@ -152,14 +149,14 @@ long kfdpool_pool_create(struct file *file, void *data,
 	list_add_tail(&pool->node, &kfdpool_pools);
 	mutex_unlock(&kfdpool_pools_lock);
 
-	/* The owner file takes its own reference; drop the creation one. */
-	fd = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo);
-	kfdpool_pool_put(pool);
-	if (fd < 0)
-		return fd;
-
-	args->fd = fd;
 	memcpy(args->id, pool->id, sizeof(args->id));
+	/* The owner file takes its own reference; drop the creation one. */
+	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo,
+				   offsetof(struct kfdpool_pool_create, fd));
+	kfdpool_pool_put(pool);
+	if (ret)
+		return ret;
+	args->fd = -1;
 	return 0;
 }
 
@@ -168,7 +165,7 @@ static long kfdpool_ioctl_pool_export(struct file *file, void *data,
 {
 	struct kfdpool_pool_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
-	int fd;
+	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -177,10 +174,11 @@ static long kfdpool_ioctl_pool_export(struct file *file, void *data,
 	if (!(pf->pool->handle_types & KFDPOOL_HANDLE_TYPE_FD))
 		return -EOPNOTSUPP;
 
-	fd = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo);
-	if (fd < 0)
-		return fd;
-	args->fd = fd;
+	ret = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_export, fd));
+	if (ret)
+		return ret;
+	args->fd = -1;
 	return 0;
 }
 

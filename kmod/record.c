@@ -6,7 +6,6 @@
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
-#include <linux/file.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -165,8 +164,9 @@ static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
  * kfdpool_do_import() - validate a record and import its entry
  * @pf: the pool file the record is presented to (any mode)
  * @imp: the element; outputs are filled on success
- * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives the reserved fd and the
- *	dma-buf's file, which the caller installs after its copy back
+ * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives a reference to the
+ *	dma-buf's file, which the caller installs at a new fd after its copy
+ *	back (kfdpool_fd_commit(); imp->fd is left -1 until then)
  *
  * Return: 0 or -errno.
  */
@@ -177,7 +177,6 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
-	int fd = -1;
 	int ret;
 
 	imp->fd = -1;
@@ -186,11 +185,6 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	ret = kfdpool_rec_precheck(pool, &imp->record);
 	if (ret)
 		return ret;
-	if (!validate) {
-		fd = get_unused_fd_flags(O_CLOEXEC);
-		if (fd < 0)
-			return fd;
-	}
 
 	mutex_lock(&pool->lock);
 	rec = kfdpool_rec_lookup(pool, &imp->record);
@@ -209,12 +203,10 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		if (ret)
 			goto err_unlock;
 		get_dma_buf(entry->dmabuf);
-		fdo->fd = fd;
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
 		fdo->pfile = pf;
 		fdo->entry_id = entry->id;
-		imp->fd = fd;
 	}
 	imp->offset = rec->offset;
 	imp->size = rec->size;
@@ -226,8 +218,6 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-	if (fd >= 0)
-		put_unused_fd(fd);
 	return ret;
 }
 
@@ -289,6 +279,7 @@ long kfdpool_ioctl_import(struct file *file, void *data,
 	struct kfdpool_import *imp = data;
 
 	imp->status = 0;
+	fdo->fd_off = offsetof(struct kfdpool_import, fd);
 	return kfdpool_do_import(file->private_data, imp, fdo);
 }
 

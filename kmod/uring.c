@@ -93,7 +93,7 @@ static int kfdpool_uring_export(struct kfdpool_file *pf,
 		kfdpool_fd_abort(&fdo);
 		return -EFAULT;
 	}
-	return 0;
+	return kfdpool_fd_commit(&fdo, NULL);
 }
 
 static int kfdpool_uring_import(struct kfdpool_file *pf,
@@ -111,11 +111,8 @@ static int kfdpool_uring_import(struct kfdpool_file *pf,
 	ret = kfdpool_do_import(pf, &imp, &fdo);
 	if (ret)
 		return ret;
-	if (imp.flags & KFDPOOL_IMPORT_VALIDATE)
-		return 0;
 	/* Nothing is copied back: the fd number is the CQE's res. */
-	kfdpool_fd_commit(&fdo);
-	return imp.fd;
+	return kfdpool_fd_commit(&fdo, NULL);
 }
 
 static int kfdpool_uring_revoke(struct kfdpool_file *pf,

@@ -16,8 +16,11 @@
  *    zero-fills the rest, and copies back min(caller, kernel) bytes.  A
  *    caller struct smaller than the first version's is refused (-EINVAL).
  *  - Unknown commands fail with -ENOTTY.
- *  - Every fd returned is O_CLOEXEC and installed only after everything else
- *    has been copied back successfully.
+ *  - Every fd returned is O_CLOEXEC, goes through the kernel's receive path
+ *    (security_file_receive(), as for SCM_RIGHTS, so security modules may
+ *    refuse it) and is installed only after everything else has been
+ *    copied back successfully; its number is written just before it goes
+ *    live (see KFDPOOL_IOC_IMPORT).
  *
  * The ioctl magic, 0xB9, was free in Documentation/userspace-api/ioctl/
  * ioctl-number.rst of Linux 6.12 (0xB8 is the last one taken there) and is
@@ -354,7 +357,13 @@ struct kfdpool_revoke {
  * @fd: out: without VALIDATE, a new dma-buf fd of the entry (O_CLOEXEC), and
  *	the entry is counted as imported by this pool fd; with VALIDATE, -1, and
  *	the call fails with -ENXIO unless this pool fd holds an import of the
- *	entry
+ *	entry.  The other outputs are written first, then the fd is received
+ *	(its number written here just before it goes live); when no fd can be
+ *	received (-EMFILE, or a security module's refusal) the import is
+ *	undone, @fd is -1 and the call fails with that error.  (On kernels
+ *	whose receive_fd() cannot write the number first, such as 6.1, the
+ *	number is written right after: a caller that unmaps its own struct
+ *	meanwhile gets -EFAULT and an fd it was not told of.)
  * @offset: out: offset of the pointer in the dma-buf
  * @size: out: bytes the record covers
  * @entry_size: out: size of the entry's dma-buf
