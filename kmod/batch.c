@@ -2,7 +2,9 @@
 /*
  * Batch commands: EXPORT, REVOKE, IMPORT and RELEASE over a user array of
  * size-versioned elements, each with its own status.  Reached through the
- * *_BATCH ioctls and io_uring's vectored form.
+ * *_BATCH ioctls and io_uring's vectored form.  Elements follow the ioctl
+ * rule: one larger than ours is read with copy_struct_from_user() and, when
+ * its bytes past ours are not zero, not run (its status is -E2BIG).
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -54,7 +56,7 @@ static int kfdpool_batch_one(struct kfdpool_file *pf, unsigned int nr,
 	return status;
 }
 
-/* Set the status of @el, a failed element of batch @nr; -1 in an fd. */
+/* Set the status of @el, a refused element of batch @nr; -1 in an fd. */
 static void kfdpool_batch_refuse(unsigned int nr, union kfdpool_batch_elem *el,
 				 int status)
 {
@@ -76,20 +78,27 @@ static void kfdpool_batch_refuse(unsigned int nr, union kfdpool_batch_elem *el,
 }
 
 /*
- * Run the element at @uel of batch @nr (@ksize bytes here) and write its
- * outcome back.  Return: 0, or -errno when the element could not be read
- * or written (the batch stops there).
+ * Run the element at @uel of batch @nr (@ksize bytes here, @usize the
+ * caller's) and write its outcome back.  Return: 0, or -errno when the
+ * element could not be read or written (the batch stops there).
  */
 static int kfdpool_batch_elem(struct kfdpool_file *pf, unsigned int nr,
-			      char __user *uel, size_t ksize)
+			      char __user *uel, size_t ksize, size_t usize)
 {
 	union kfdpool_batch_elem el;
 	struct kfdpool_fd_out fdo;
 	int err;
 
-	/* Larger elements than ours: their tails are left alone. */
-	if (copy_from_user(&el, uel, ksize))
-		return -EFAULT;
+	err = copy_struct_from_user(&el, ksize, uel, usize);
+	if (err == -E2BIG) {
+		/* It asks for what we do not know: not run; its tail kept. */
+		if (copy_from_user(&el, uel, ksize))
+			return -EFAULT;
+		kfdpool_batch_refuse(nr, &el, err);
+		return copy_to_user(uel, &el, ksize) ? -EFAULT : 0;
+	}
+	if (err)
+		return err;
 
 	kfdpool_fd_out_init(&fdo);
 	kfdpool_batch_one(pf, nr, &el, &fdo);
@@ -159,7 +168,7 @@ long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 			ret = -EINTR;
 			break;
 		}
-		ret = kfdpool_batch_elem(pf, nr, uel, ksize);
+		ret = kfdpool_batch_elem(pf, nr, uel, ksize, b->elem_size);
 		if (ret)
 			break;
 		cond_resched();

@@ -42,9 +42,11 @@ bool kfdpool_mem_is_zero(const void *p, size_t len)
 }
 
 /*
- * Size-versioned dispatch, after dma-heap: the caller's struct size comes
- * from the command number; we copy min(caller, kernel) bytes in, zero-fill
- * the rest, and copy min(caller, kernel) bytes back.
+ * Size-versioned dispatch, after dma-heap and clone3: the caller's struct
+ * size comes from the command number.  copy_struct_from_user() zero-fills a
+ * smaller struct and refuses (-E2BIG) a larger one whose bytes past ours are
+ * not zero: a newer caller asking for something this kernel does not know
+ * must learn that it was not done.  We copy min(caller, kernel) bytes back.
  */
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
@@ -52,7 +54,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned int nr)
 {
 	void __user *uarg = (void __user *)arg;
-	unsigned int in_size, out_size, ksize, usize, idx;
+	unsigned int out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
 	struct kfdpool_fd_out fdo;
 	char stack[192];	/* every struct of ABI 1 fits (stats: 168) */
@@ -77,7 +79,6 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	usize = _IOC_SIZE(ucmd);
 	if (usize < desc->min_size)
 		return -EINVAL;
-	in_size = (_IOC_DIR(ucmd) & _IOC_WRITE) ? min(usize, ksize) : 0;
 	out_size = (_IOC_DIR(ucmd) & _IOC_READ) ? min(usize, ksize) : 0;
 
 	if (ksize <= sizeof(stack)) {
@@ -88,11 +89,10 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			return -ENOMEM;
 	}
 
-	if (copy_from_user(kdata, uarg, in_size)) {
-		ret = -EFAULT;
+	/* Every command of ours reads its struct (_IOC_WRITE). */
+	ret = copy_struct_from_user(kdata, ksize, uarg, usize);
+	if (ret)
 		goto out;
-	}
-	memset(kdata + in_size, 0, ksize - in_size);
 
 	kfdpool_fd_out_init(&fdo);
 	ret = desc->handler(file, kdata, &fdo);
@@ -183,8 +183,10 @@ static long kfdpool_query(struct file *file, void *data,
 {
 	struct kfdpool_query *q = data;
 
-	if (!kfdpool_mem_is_zero(q, sizeof(*q)))
+	/* Only pad is input; what the caller left in the outputs is ignored. */
+	if (!kfdpool_mem_is_zero(q->pad, sizeof(q->pad)))
 		return -EINVAL;
+	memset(q, 0, sizeof(*q));
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
 	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE;

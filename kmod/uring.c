@@ -29,6 +29,11 @@
  * to it; by then the slot may hold another command.  Prepare linked kfdpool
  * commands' slots only after the link completed, or use IOSQE_ASYNC.
  *
+ * Payloads are size-versioned like ioctl structs: the size in cmd_op is the
+ * caller's struct size, up to the 80 bytes of a 128-byte SQE's command
+ * area.  Bytes past the caller's struct must be zero (-EINVAL); a caller's
+ * struct larger than ours may only add zero bytes (-E2BIG).
+ *
  * Commands complete inline: the value returned here is the CQE's res, as in
  * ublk's control path.
  */
@@ -136,25 +141,71 @@ static int kfdpool_uring_release(struct kfdpool_file *pf,
 	return kfdpool_do_release(pf, &rel);
 }
 
+/*
+ * Check @p against the sizes of a command whose first version is @min_size
+ * bytes and whose struct is @ksize bytes here; @usize is the caller's.
+ */
+static int kfdpool_uring_sizes(const union kfdpool_uring_payload *p,
+			       unsigned int usize, unsigned int min_size,
+			       unsigned int ksize)
+{
+	if (usize < min_size || usize > KFDPOOL_URING_PAYLOAD)
+		return -EINVAL;
+	/* Past the caller's struct: no field of any version. */
+	if (!kfdpool_mem_is_zero(p->raw + usize, KFDPOOL_URING_PAYLOAD - usize))
+		return -EINVAL;
+	/* A newer caller's fields we do not know: refuse, as the ioctls do. */
+	if (usize > ksize && !kfdpool_mem_is_zero(p->raw + ksize, usize - ksize))
+		return -E2BIG;
+	return 0;
+}
+
 static int kfdpool_uring_run(struct kfdpool_file *pf, u32 op,
 			     const union kfdpool_uring_payload *p)
 {
-	switch (op) {
-	case KFDPOOL_URING_EXPORT:
-		return kfdpool_uring_export(pf, &p->exp);
-	case KFDPOOL_URING_REVOKE:
-		return kfdpool_uring_revoke(pf, &p->rec);
-	case KFDPOOL_URING_IMPORT:
-		return kfdpool_uring_import(pf, &p->rec);
-	case KFDPOOL_URING_RELEASE:
-		return kfdpool_uring_release(pf, &p->rel);
-	case KFDPOOL_IOC_EXPORT_BATCH:
-	case KFDPOOL_IOC_REVOKE_BATCH:
-	case KFDPOOL_IOC_IMPORT_BATCH:
-	case KFDPOOL_IOC_RELEASE_BATCH:
-		return kfdpool_batch(pf, _IOC_NR(op), &p->batch);
+	unsigned int usize = _IOC_SIZE(op);
+	unsigned int nr = _IOC_NR(op);
+	unsigned int ksize;
+	int ret;
+
+	if (_IOC_TYPE(op) != KFDPOOL_IOC_MAGIC || _IOC_DIR(op) != _IOC_WRITE)
+		return -ENOTTY;
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_URING_EXPORT):
+		ksize = sizeof(p->exp);
+		break;
+	case _IOC_NR(KFDPOOL_URING_REVOKE):
+	case _IOC_NR(KFDPOOL_URING_IMPORT):
+		ksize = sizeof(p->rec);
+		break;
+	case _IOC_NR(KFDPOOL_URING_RELEASE):
+		ksize = sizeof(p->rel);
+		break;
+	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
+	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
+	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
+		ksize = sizeof(p->batch);
+		break;
 	default:
 		return -ENOTTY;
+	}
+	/* ABI 1: every payload's first version is the struct above. */
+	ret = kfdpool_uring_sizes(p, usize, ksize, ksize);
+	if (ret)
+		return ret;
+
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_URING_EXPORT):
+		return kfdpool_uring_export(pf, &p->exp);
+	case _IOC_NR(KFDPOOL_URING_REVOKE):
+		return kfdpool_uring_revoke(pf, &p->rec);
+	case _IOC_NR(KFDPOOL_URING_IMPORT):
+		return kfdpool_uring_import(pf, &p->rec);
+	case _IOC_NR(KFDPOOL_URING_RELEASE):
+		return kfdpool_uring_release(pf, &p->rel);
+	default:
+		return kfdpool_batch(pf, nr, &p->batch);
 	}
 }
 

@@ -254,12 +254,20 @@ TEST_F(pool, stats_size_versions)
 	} big;
 	struct kfdpool_pool_stats st;
 
+	/* A newer caller's larger struct: served if the tail is zero ... */
 	memset(&big, 0, sizeof(big));
-	big.future[0] = 0x1234;
 	ASSERT_EQ(0, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, big),
 			   &big));
 	EXPECT_EQ(KFDPOOL_MODE_OWNER, big.st.mode);
-	EXPECT_EQ(0x1234, big.future[0]);
+	EXPECT_EQ(0, big.future[0]);
+	/* ... refused if it asks for anything this kernel does not know. */
+	memset(&big, 0, sizeof(big));
+	big.future[1] = 0x1234;
+	EXPECT_EQ(-1, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, big),
+			    &big));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(0, big.st.mode);
+	EXPECT_EQ(0x1234, big.future[1]);
 	/* Smaller than the first version. */
 	memset(&st, 0, sizeof(st));
 	EXPECT_EQ(-1, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, __u64),

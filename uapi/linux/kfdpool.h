@@ -8,13 +8,20 @@
  * The pool lives while any of its fds lives.
  *
  * ABI rules, for every struct below:
- *  - Fields marked "in" are read, "out" are written.  Fields named pad or
- *    marked "must be 0" must be zero on input, and unknown flag bits must be
- *    zero, else the call fails with -EINVAL.
- *  - Every ioctl is size-versioned: the size encoded in the command number is
- *    the caller's struct size.  The kernel copies min(caller, kernel) bytes,
- *    zero-fills the rest, and copies back min(caller, kernel) bytes.  A
- *    caller struct smaller than the first version's is refused (-EINVAL).
+ *  - Fields marked "in" are read, "out" are written; what an "out" field
+ *    holds on input is ignored.  Fields named pad or marked "must be 0"
+ *    must be zero on input, and unknown flag bits must be zero, else the
+ *    call fails with -EINVAL.
+ *  - Every ioctl is size-versioned, as clone3() and openat2(): the size
+ *    encoded in the command number is the caller's struct size.  A smaller
+ *    struct than the kernel's is zero-extended; a caller struct smaller than
+ *    the first version's is refused (-EINVAL).  A larger one is accepted
+ *    only when every byte past the kernel's struct is zero: otherwise the
+ *    call fails with -E2BIG and does nothing, so that a newer caller learns
+ *    that this kernel cannot do what the newer fields ask.  The kernel
+ *    copies back min(caller, kernel) bytes.  Batch elements follow the same
+ *    rule one by one (an element with a non-zero tail gets -E2BIG in its
+ *    status and is not run), and so do io_uring payloads (see below).
  *  - Unknown commands fail with -ENOTTY.
  *  - Every fd returned is O_CLOEXEC, goes through the kernel's receive path
  *    (security_file_receive(), as for SCM_RIGHTS, so security modules may
@@ -101,6 +108,7 @@ struct kfdpool_record {
 
 /**
  * struct kfdpool_query - ABI version, features and limits of the module
+ *	(only @pad is read)
  * @abi_version: out: KFDPOOL_ABI_VERSION of the running module
  * @features: out: KFDPOOL_FEATURE_* bits
  * @global_limit: out: bytes all pools together may pin, 0 for no limit
@@ -529,7 +537,10 @@ struct kfdpool_handle_rotate {
  *
  * Owner-only commands from an import fd complete with -EPERM, unknown
  * cmd_op with -ENOTTY, a ring without SQE128 with -EINVAL.  Padding and
- * unknown flags must be zero as for the ioctls.
+ * unknown flags must be zero as for the ioctls.  Payloads are size-versioned
+ * like ioctl structs: the size in cmd_op is the caller's struct size (at
+ * most 80); bytes of the 80 past it must be zero (-EINVAL), and a struct
+ * larger than the kernel's may only add zero bytes (-E2BIG).
  *
  * The payload's lifetime: the kernel reads a command's payload once, when
  * it first calls the module for it, and never again; the module never asks
