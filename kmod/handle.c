@@ -4,7 +4,8 @@
  * on /dev/kfdpool to get an import fd, without passing fds around.
  *
  * A handle holds the pool's id, an access policy (the exporter's uid, a
- * group, or anyone) and a 128-bit secret.  The secret is a MAC of the other
+ * group, or, where the administrator allows it, anyone) and a 128-bit
+ * secret.  The secret is a MAC of the other
  * fields under the pool's handle key (two independent SipHash-2-4 keys, 256
  * bits in all, one per 64-bit half of the secret).  Nothing is stored per
  * handle: handles of many policies coexist, import recomputes the MAC, and
@@ -123,6 +124,9 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 		kgid = make_kgid(ns, gid);
 		if (!gid_valid(kgid))
 			return -EINVAL;
+	} else if (policy == KFDPOOL_HANDLE_POLICY_ANY &&
+		   !READ_ONCE(kfdpool_allow_any_handles)) {
+		return -EPERM;
 	}
 	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
@@ -230,6 +234,10 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	ret = kfdpool_handle_policy_check(h->policy, h->gid);
 	if (ret)
 		return ret;
+	/* Bearer tokens are off: every ANY handle given out stops working. */
+	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY &&
+	    !READ_ONCE(kfdpool_allow_any_handles))
+		return -EPERM;
 
 	pool = kfdpool_pool_find_get(h->pool_id);
 	if (!pool)

@@ -61,6 +61,7 @@ extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
+extern bool kfdpool_allow_any_handles;
 
 struct dma_buf;
 struct kfdpool_user;

@@ -36,6 +36,17 @@ unsigned int kfdpool_max_entries = 65536;
 module_param_named(max_entries, kfdpool_max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "Entries one pool may hold (default 65536)");
 
+/*
+ * A handle of KFDPOOL_HANDLE_POLICY_ANY admits whoever holds its 64 bytes:
+ * a bearer token for the pool's memory, which is what GEM flink names were
+ * retired for.  Off unless the administrator turns it on; turning it off
+ * again stops every ANY handle given out (import fds already made stay).
+ */
+bool kfdpool_allow_any_handles;
+module_param_named(allow_any_handles, kfdpool_allow_any_handles, bool, 0644);
+MODULE_PARM_DESC(allow_any_handles,
+		 "Allow pool handles of policy ANY, which admit anyone holding the handle (default: no)");
+
 bool kfdpool_mem_is_zero(const void *p, size_t len)
 {
 	return !memchr_inv(p, 0, len);
@@ -233,7 +244,11 @@ static struct miscdevice kfdpool_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
-	.mode = 0666,
+	/*
+	 * Root only unless a udev rule says otherwise: the packaged one
+	 * (packaging/60-kfdpool.rules) gives group render 0660, as /dev/kfd.
+	 */
+	.mode = 0600,
 };
 
 static int __init kfdpool_init(void)

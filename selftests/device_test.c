@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/kfdpool.h>
@@ -105,6 +106,21 @@ TEST_F(dev, size_versioning)
 	memset(&small, 0, sizeof(small));
 	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(KFDPOOL_IOC_MAGIC, 0x00, __u64), &small));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * The module registers the node root-only (0600); the packaged udev rule
+ * makes it 0660 group render.  Never world-accessible.
+ */
+TEST_F(dev, node_mode)
+{
+	struct stat sb;
+	mode_t mode;
+
+	ASSERT_EQ(0, fstat(self->fd, &sb));
+	mode = sb.st_mode & 07777;
+	EXPECT_TRUE(mode == 0600 || mode == 0660) TH_LOG("mode %o", mode);
+	EXPECT_EQ(0, sb.st_uid);
 }
 
 TEST_F(dev, bad_user_pointer)

@@ -187,6 +187,7 @@ FIXTURE(handle) {
 	__u8 id[KFDPOOL_ID_LEN];
 	struct msg m;
 	mode_t dev_mode;
+	int any_before;		/* allow_any_handles as found, -1 unknown */
 };
 
 FIXTURE_SETUP(handle)
@@ -198,6 +199,7 @@ FIXTURE_SETUP(handle)
 	self->ctl = self->pool = self->buf = -1;
 	self->baseline = self->pools = -1;
 	self->dev_mode = 0;
+	self->any_before = -1;
 	ret = kfd_query(&q);
 	if (ret)
 		SKIP(return, "/dev/kfdpool: %s", strerror(-ret));
@@ -218,6 +220,9 @@ FIXTURE_SETUP(handle)
 	ASSERT_EQ(0, stat(KFD_DEV, &sb));
 	self->dev_mode = sb.st_mode & 07777;
 	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
+	/* The ANY policy is the administrator's to allow: these tests do. */
+	self->any_before = kfd_any_handles(true);
+	ASSERT_LE(0, self->any_before);
 
 	self->ctl = kfd_open();
 	ASSERT_LE(0, self->ctl);
@@ -240,6 +245,8 @@ FIXTURE_TEARDOWN(handle)
 {
 	if (self->dev_mode)
 		chmod(KFD_DEV, self->dev_mode);
+	if (self->any_before >= 0)
+		kfd_any_handles(self->any_before);
 	if (self->buf >= 0)
 		close(self->buf);
 	if (self->pool >= 0)
@@ -400,6 +407,54 @@ TEST_F(handle, any_policy)
 				       0, &m.handle));
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, 0));
 	EXPECT_EQ(1, kfd_dmabuf_check(self->buf, SZ, m.seed + 1, 0, SZ));
+}
+
+/*
+ * ANY handles are bearer tokens: off unless the administrator turns on
+ * allow_any_handles.  Off, ANY exports and imports of ANY handles given
+ * out before fail with EPERM, while the other policies and the import
+ * fds already made work on; on again, the old handles import again.
+ */
+TEST_F(handle, any_policy_needs_the_administrator)
+{
+	struct kfdpool_pool_handle any, h2;
+	struct msg m = self->m;
+	int imp, fd;
+
+	/* The module's default, as loaded for this run. */
+	EXPECT_EQ(0, self->any_before);
+	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_ANY,
+				       0, &any));
+	imp = kfd_handle_import(self->ctl, &any);
+	ASSERT_LE(0, imp);
+
+	ASSERT_EQ(1, kfd_any_handles(false));
+	EXPECT_EQ(-EPERM, kfd_handle_export(self->pool,
+					    KFDPOOL_HANDLE_POLICY_ANY, 0, &h2));
+	EXPECT_EQ(-EPERM, kfd_handle_import(self->ctl, &any));
+	m.handle = any;
+	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EPERM));
+	/* EPERM comes before the pool lookup: a forged ANY handle too. */
+	any.pool_id[0] ^= 1;
+	EXPECT_EQ(-EPERM, kfd_handle_import(self->ctl, &any));
+	any.pool_id[0] ^= 1;
+	/* The other policies are not affected. */
+	fd = kfd_handle_import(self->ctl, &self->m.handle);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_GID,
+				       TEST_GID, &h2));
+	/* What was imported stays imported. */
+	EXPECT_EQ(0, kfd_import(imp, &self->m.rec, 0, NULL));
+	EXPECT_EQ(0, kfd_release(imp, self->m.rec.entry_id));
+	close(imp);
+
+	ASSERT_EQ(0, kfd_any_handles(true));
+	fd = kfd_handle_import(self->ctl, &any);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The policy is inside the MAC: a holder cannot widen it. */
@@ -681,7 +736,7 @@ TEST_F(handle, random_handles)
 			memset(h.pad, 0, sizeof(h.pad));
 			break;
 		}
-		want = kfd_handle_expect(&h, self->id);
+		want = kfd_handle_expect(&h, self->id, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -732,7 +787,7 @@ TEST_F(handle, mutated_handles)
 			b[kfd_rand(&seed) % 64] ^= kfd_rand(&seed);
 		if (!memcmp(&h, v, sizeof(h)))
 			b[(i / 3) % 64] ^= 0x80;
-		want = kfd_handle_expect(&h, self->id);
+		want = kfd_handle_expect(&h, self->id, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;

@@ -181,7 +181,13 @@ struct kfdpool_pool_handle {
 	__u8 pad[16];
 };
 
-/* Who may import a pool handle.  The default (0) is the exporter's uid. */
+/*
+ * Who may import a pool handle.  The default (0) is the exporter's uid.
+ * KFDPOOL_HANDLE_POLICY_ANY makes the 64 bytes a bearer token for the
+ * pool's memory (as GEM flink names were): it is refused (-EPERM, at export
+ * and at import of a handle given out before) unless the administrator
+ * sets the module parameter allow_any_handles.
+ */
 #define KFDPOOL_HANDLE_POLICY_UID	0	/* callers with the exporter's euid */
 #define KFDPOOL_HANDLE_POLICY_GID	1	/* callers in group @gid */
 #define KFDPOOL_HANDLE_POLICY_ANY	2	/* anyone holding the handle */
@@ -192,9 +198,10 @@ struct kfdpool_pool_handle {
  * @flags: in: must be 0
  * @fd: out: a new import fd of the pool
  *
- * Fails with -ENOENT when no pool has that id (or it was destroyed), -EACCES
- * when the secret does not match (rotated, forged) or the caller is not
- * admitted by the policy.
+ * Fails with -EPERM for a KFDPOOL_HANDLE_POLICY_ANY handle while the
+ * module's allow_any_handles is off, -ENOENT when no pool has that id (or
+ * it was destroyed), -EACCES when the secret does not match (rotated,
+ * forged, altered) or the caller is not admitted by the policy.
  */
 struct kfdpool_pool_import_handle {
 	struct kfdpool_pool_handle handle;
@@ -450,7 +457,11 @@ struct kfdpool_batch {
  * @pad: must be 0
  * @handle: out: the handle
  *
- * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ * Fails with -EPERM on an import fd or for KFDPOOL_HANDLE_POLICY_ANY while
+ * the module's allow_any_handles is off, -EINVAL for a bad policy, a gid
+ * given with another policy than GID, or a gid not mapped in the caller's
+ * user namespace, -EOPNOTSUPP when the pool lacks
+ * KFDPOOL_HANDLE_TYPE_FABRIC.
  */
 struct kfdpool_handle_export {
 	__u32 policy;
