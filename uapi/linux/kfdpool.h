@@ -161,15 +161,28 @@ struct kfdpool_pool_create {
  * @pool_id: id of the pool
  * @magic: KFDPOOL_HANDLE_MAGIC
  * @policy: KFDPOOL_HANDLE_POLICY_* chosen at export
- * @gid: the group admitted under KFDPOOL_HANDLE_POLICY_GID, else 0
- * @uid: the exporter's uid, admitted under KFDPOOL_HANDLE_POLICY_UID
- * @secret: proves the holder was given the handle; derived by the kernel
- *	from the pool's current key and the fields above
+ * @gid: under KFDPOOL_HANDLE_POLICY_GID, the admitted group as the
+ *	exporter's user namespace numbers it (what the exporter asked for);
+ *	else 0
+ * @uid: the exporter's effective uid as the exporter's user namespace
+ *	numbers it
+ * @secret: proves the holder was given the handle: a MAC, under the pool's
+ *	current key, of the fields above and of the kernel-wide id the policy
+ *	admits (the exporter's user, or the group), which the handle itself
+ *	does not contain
  * @pad: 0
  *
  * Presenting a handle to KFDPOOL_IOC_POOL_IMPORT_HANDLE yields an import fd
  * of the pool, without passing any fd between processes.  Rotating the
  * pool's key (KFDPOOL_IOC_HANDLE_ROTATE) kills every handle given out.
+ *
+ * @uid and @gid say what the exporter chose, in its own numbering; they are
+ * never host ids shown to a container.  Admission goes by identity, not by
+ * number: the importing kernel recomputes the MAC with the caller's own
+ * kernel-wide uid (UID policy) or each of its groups (GID policy), so the
+ * exporter's user is admitted under whatever number its namespace gives it,
+ * and nobody else is, whatever number it has.  Altering any field makes the
+ * import fail (-EACCES, or -EINVAL for a malformed field).
  */
 struct kfdpool_pool_handle {
 	__u8 pool_id[KFDPOOL_ID_LEN];
@@ -182,14 +195,14 @@ struct kfdpool_pool_handle {
 };
 
 /*
- * Who may import a pool handle.  The default (0) is the exporter's uid.
+ * Who may import a pool handle.  The default (0) is the exporter's user.
  * KFDPOOL_HANDLE_POLICY_ANY makes the 64 bytes a bearer token for the
  * pool's memory (as GEM flink names were): it is refused (-EPERM, at export
  * and at import of a handle given out before) unless the administrator
  * sets the module parameter allow_any_handles.
  */
-#define KFDPOOL_HANDLE_POLICY_UID	0	/* callers with the exporter's euid */
-#define KFDPOOL_HANDLE_POLICY_GID	1	/* callers in group @gid */
+#define KFDPOOL_HANDLE_POLICY_UID	0	/* the exporter's effective user */
+#define KFDPOOL_HANDLE_POLICY_GID	1	/* members of group @gid */
 #define KFDPOOL_HANDLE_POLICY_ANY	2	/* anyone holding the handle */
 
 /**
