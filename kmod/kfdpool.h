@@ -265,6 +265,7 @@ void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off);
 unsigned int kfdpool_nr_pools(void);
+pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
 
 /* entry.c */
 long kfdpool_ioctl_pin(struct file *file, void *data,

@@ -53,6 +53,22 @@ unsigned int kfdpool_nr_pools(void)
 	return n;
 }
 
+/*
+ * The creator's pid in the caller's pid namespace while the creator lives
+ * (until it is reaped), else 0: once reaped, its number may name another
+ * process.
+ */
+pid_t kfdpool_owner_pid(struct kfdpool_pool *pool)
+{
+	pid_t nr = 0;
+
+	rcu_read_lock();
+	if (pid_task(pool->owner_pid, PIDTYPE_TGID))
+		nr = pid_vnr(pool->owner_pid);
+	rcu_read_unlock();
+	return nr;
+}
+
 /* A new file of @pool in @mode; takes a pool reference for the file. */
 static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 {
@@ -194,7 +210,7 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 	memcpy(st->name, pool->name, sizeof(st->name));
 	st->limit = pool->limit;
 	st->handle_types = pool->handle_types;
-	st->owner_pid = pid_vnr(pool->owner_pid);
+	st->owner_pid = kfdpool_owner_pid(pool);
 	st->reserved_bytes = pool->reserved;
 	st->reserved_high = pool->reserved_high;
 	st->used_bytes = pool->used;

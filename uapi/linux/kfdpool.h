@@ -239,8 +239,9 @@ struct kfdpool_pool_import_handle {
  * @name: out: the pool's name, NUL-terminated
  * @limit: out: bytes the pool may pin, 0 for no limit
  * @handle_types: out: KFDPOOL_HANDLE_TYPE_* the pool allows
- * @owner_pid: out: pid (in the caller's namespace) of the pool's creator,
- *	0 if not visible
+ * @owner_pid: out: pid (in the caller's namespace) of the pool's creator
+ *	while it lives; 0 once it was reaped (its number may then name
+ *	another process) or when it is not visible
  * @reserved_bytes: out: bytes of all entries, draining ones included
  * @reserved_high: out: high-water mark of @reserved_bytes.  High-water marks
  *	record every peak the pool reached, including that of a command the
