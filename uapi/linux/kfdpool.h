@@ -8,16 +8,31 @@
  * The pool lives while any of its fds lives.
  *
  * ABI rules, for every struct below:
- *  - Fields marked "in" are read, "out" are written.  Fields named pad or
- *    marked "must be 0" must be zero on input, and unknown flag bits must be
- *    zero, else the call fails with -EINVAL.
- *  - Every ioctl is size-versioned: the size encoded in the command number is
- *    the caller's struct size.  The kernel copies min(caller, kernel) bytes,
- *    zero-fills the rest, and copies back min(caller, kernel) bytes.  A
- *    caller struct smaller than the first version's is refused (-EINVAL).
+ *  - Fields marked "in" are read, "out" are written; what an "out" field
+ *    holds on input is ignored.  Fields named pad or marked "must be 0"
+ *    must be zero on input, and unknown flag bits must be zero, else the
+ *    call fails with -EINVAL.
+ *  - Every ioctl is size-versioned, as clone3() and openat2(): the size
+ *    encoded in the command number is the caller's struct size.  A smaller
+ *    struct than the kernel's is zero-extended; a caller struct smaller than
+ *    the first version's is refused (-EINVAL).  A larger one is accepted
+ *    only when every byte past the kernel's struct is zero: otherwise the
+ *    call fails with -E2BIG and does nothing, so that a newer caller learns
+ *    that this kernel cannot do what the newer fields ask.  The kernel
+ *    copies back min(caller, kernel) bytes.  Batch elements follow the same
+ *    rule one by one (an element with a non-zero tail gets -E2BIG in its
+ *    status and is not run), and so do io_uring payloads (see below).
  *  - Unknown commands fail with -ENOTTY.
- *  - Every fd returned is O_CLOEXEC and installed only after everything else
- *    has been copied back successfully.
+ *  - Every fd returned is O_CLOEXEC, goes through the kernel's receive path
+ *    (security_file_receive(), as for SCM_RIGHTS, so security modules may
+ *    refuse it) and is installed only after everything else has been
+ *    copied back successfully; its number is written just before it goes
+ *    live (see KFDPOOL_IOC_IMPORT).
+ *
+ * The ioctl magic, 0xB9, was free in Documentation/userspace-api/ioctl/
+ * ioctl-number.rst of Linux 6.12 (0xB8 is the last one taken there) and is
+ * not registered: an upstream submission adds a line for "0xB9 all
+ * linux/kfdpool.h" to that table.
  */
 #ifndef _UAPI_LINUX_KFDPOOL_H
 #define _UAPI_LINUX_KFDPOOL_H
@@ -93,6 +108,7 @@ struct kfdpool_record {
 
 /**
  * struct kfdpool_query - ABI version, features and limits of the module
+ *	(only @pad is read)
  * @abi_version: out: KFDPOOL_ABI_VERSION of the running module
  * @features: out: KFDPOOL_FEATURE_* bits
  * @global_limit: out: bytes all pools together may pin, 0 for no limit
@@ -145,15 +161,28 @@ struct kfdpool_pool_create {
  * @pool_id: id of the pool
  * @magic: KFDPOOL_HANDLE_MAGIC
  * @policy: KFDPOOL_HANDLE_POLICY_* chosen at export
- * @gid: the group admitted under KFDPOOL_HANDLE_POLICY_GID, else 0
- * @uid: the exporter's uid, admitted under KFDPOOL_HANDLE_POLICY_UID
- * @secret: proves the holder was given the handle; derived by the kernel
- *	from the pool's current key and the fields above
+ * @gid: under KFDPOOL_HANDLE_POLICY_GID, the admitted group as the
+ *	exporter's user namespace numbers it (what the exporter asked for);
+ *	else 0
+ * @uid: the exporter's effective uid as the exporter's user namespace
+ *	numbers it
+ * @secret: proves the holder was given the handle: a MAC, under the pool's
+ *	current key, of the fields above and of the kernel-wide id the policy
+ *	admits (the exporter's user, or the group), which the handle itself
+ *	does not contain
  * @pad: 0
  *
  * Presenting a handle to KFDPOOL_IOC_POOL_IMPORT_HANDLE yields an import fd
  * of the pool, without passing any fd between processes.  Rotating the
  * pool's key (KFDPOOL_IOC_HANDLE_ROTATE) kills every handle given out.
+ *
+ * @uid and @gid say what the exporter chose, in its own numbering; they are
+ * never host ids shown to a container.  Admission goes by identity, not by
+ * number: the importing kernel recomputes the MAC with the caller's own
+ * kernel-wide uid (UID policy) or each of its groups (GID policy), so the
+ * exporter's user is admitted under whatever number its namespace gives it,
+ * and nobody else is, whatever number it has.  Altering any field makes the
+ * import fail (-EACCES, or -EINVAL for a malformed field).
  */
 struct kfdpool_pool_handle {
 	__u8 pool_id[KFDPOOL_ID_LEN];
@@ -165,9 +194,15 @@ struct kfdpool_pool_handle {
 	__u8 pad[16];
 };
 
-/* Who may import a pool handle.  The default (0) is the exporter's uid. */
-#define KFDPOOL_HANDLE_POLICY_UID	0	/* callers with the exporter's euid */
-#define KFDPOOL_HANDLE_POLICY_GID	1	/* callers in group @gid */
+/*
+ * Who may import a pool handle.  The default (0) is the exporter's user.
+ * KFDPOOL_HANDLE_POLICY_ANY makes the 64 bytes a bearer token for the
+ * pool's memory (as GEM flink names were): it is refused (-EPERM, at export
+ * and at import of a handle given out before) unless the administrator
+ * sets the module parameter allow_any_handles.
+ */
+#define KFDPOOL_HANDLE_POLICY_UID	0	/* the exporter's effective user */
+#define KFDPOOL_HANDLE_POLICY_GID	1	/* members of group @gid */
 #define KFDPOOL_HANDLE_POLICY_ANY	2	/* anyone holding the handle */
 
 /**
@@ -176,9 +211,10 @@ struct kfdpool_pool_handle {
  * @flags: in: must be 0
  * @fd: out: a new import fd of the pool
  *
- * Fails with -ENOENT when no pool has that id (or it was destroyed), -EACCES
- * when the secret does not match (rotated, forged) or the caller is not
- * admitted by the policy.
+ * Fails with -EPERM for a KFDPOOL_HANDLE_POLICY_ANY handle while the
+ * module's allow_any_handles is off, -ENOENT when no pool has that id (or
+ * it was destroyed), -EACCES when the secret does not match (rotated,
+ * forged, altered) or the caller is not admitted by the policy.
  */
 struct kfdpool_pool_import_handle {
 	struct kfdpool_pool_handle handle;
@@ -203,8 +239,9 @@ struct kfdpool_pool_import_handle {
  * @name: out: the pool's name, NUL-terminated
  * @limit: out: bytes the pool may pin, 0 for no limit
  * @handle_types: out: KFDPOOL_HANDLE_TYPE_* the pool allows
- * @owner_pid: out: pid (in the caller's namespace) of the pool's creator,
- *	0 if not visible
+ * @owner_pid: out: pid (in the caller's namespace) of the pool's creator
+ *	while it lives; 0 once it was reaped (its number may then name
+ *	another process) or when it is not visible
  * @reserved_bytes: out: bytes of all entries, draining ones included
  * @reserved_high: out: high-water mark of @reserved_bytes.  High-water marks
  *	record every peak the pool reached, including that of a command the
@@ -350,7 +387,13 @@ struct kfdpool_revoke {
  * @fd: out: without VALIDATE, a new dma-buf fd of the entry (O_CLOEXEC), and
  *	the entry is counted as imported by this pool fd; with VALIDATE, -1, and
  *	the call fails with -ENXIO unless this pool fd holds an import of the
- *	entry
+ *	entry.  The other outputs are written first, then the fd is received
+ *	(its number written here just before it goes live); when no fd can be
+ *	received (-EMFILE, or a security module's refusal) the import is
+ *	undone, @fd is -1 and the call fails with that error.  (On kernels
+ *	whose receive_fd() cannot write the number first, such as 6.1, the
+ *	number is written right after: a caller that unmaps its own struct
+ *	meanwhile gets -EFAULT and an fd it was not told of.)
  * @offset: out: offset of the pointer in the dma-buf
  * @size: out: bytes the record covers
  * @entry_size: out: size of the entry's dma-buf
@@ -429,7 +472,11 @@ struct kfdpool_batch {
  * @pad: must be 0
  * @handle: out: the handle
  *
- * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ * Fails with -EPERM on an import fd or for KFDPOOL_HANDLE_POLICY_ANY while
+ * the module's allow_any_handles is off, -EINVAL for a bad policy, a gid
+ * given with another policy than GID, or a gid not mapped in the caller's
+ * user namespace, -EOPNOTSUPP when the pool lacks
+ * KFDPOOL_HANDLE_TYPE_FABRIC.
  */
 struct kfdpool_handle_export {
 	__u32 policy;
@@ -453,6 +500,7 @@ struct kfdpool_handle_rotate {
 	__u32 pad;
 };
 
+/* See the ABI rules at the top: 0xB9 is free in Linux 6.12's table. */
 #define KFDPOOL_IOC_MAGIC	0xB9
 
 /* On /dev/kfdpool */
@@ -515,7 +563,24 @@ struct kfdpool_handle_rotate {
  *
  * Owner-only commands from an import fd complete with -EPERM, unknown
  * cmd_op with -ENOTTY, a ring without SQE128 with -EINVAL.  Padding and
- * unknown flags must be zero as for the ioctls.
+ * unknown flags must be zero as for the ioctls.  Payloads are size-versioned
+ * like ioctl structs: the size in cmd_op is the caller's struct size (at
+ * most 80); bytes of the 80 past it must be zero (-EINVAL), and a struct
+ * larger than the kernel's may only add zero bytes (-E2BIG).
+ *
+ * The payload's lifetime: the kernel reads a command's payload once, when
+ * it first calls the module for it, and never again; the module never asks
+ * io_uring to call it again (-EAGAIN).  Commands issued inline run to
+ * completion there, sleeping on the pool's lock and faulting user pages as
+ * the ioctls do, vectored batches included; IOSQE_ASYNC moves a command to
+ * io_uring's workers.  After io_uring_enter() returned, a slot may be
+ * refilled while its command is in flight, with one exception that is
+ * io_uring's, not kfdpool's: on kernels whose io_uring hands a linked
+ * command (or the head of a link left open at the end of a submission) a
+ * pointer into the SQ ring instead of a copy (Debian's 6.12.117 does;
+ * 6.1 copies), the module's first call for that command happens when the
+ * link reaches it and reads whatever the slot holds then.  Leave such
+ * slots alone until the link completed, or use IOSQE_ASYNC.
  */
 
 /**
