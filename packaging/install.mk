@@ -117,10 +117,8 @@ fortran-unit: $(FORTRAN_OUT)/test/abi_driver
 	$(KTAP_RUN) fortran-abi $(FORTRAN_OUT)/test/abi_driver
 unit: fortran-unit
 
-# Only once libkfdpool implements the HIP mempool API (branch lib).
-ifneq ($(shell grep -ls hipMemPoolExportPointer $(SRC)/userlib/src/*.c 2>/dev/null),)
+# selftests/lib_fortran_test runs them.
 selftests: fortran-tests
-endif
 else
 fortran fortran-tests fortran-unit:
 	@echo "note: no Fortran compiler ($(FC)): Fortran module not built"
