@@ -6,6 +6,9 @@
 #include <sys/mman.h>
 
 #include "backend.h"
+#include "internal.h"
+
+#define KP_BACKENDS "module, dmaheap, udmabuf, vgem, kfd"
 
 int kp_host_map(int fd, uint64_t size, void **addr)
 {
@@ -41,8 +44,8 @@ void kp_host_unmap_import(struct kp_mem *m)
 const struct kp_backend *kp_backend_by_name(const char *name)
 {
 	static const struct kp_backend *const all[] = {
-		&kp_backend_dmaheap, &kp_backend_udmabuf, &kp_backend_vgem,
-		&kp_backend_kfd,
+		&kp_backend_module, &kp_backend_dmaheap, &kp_backend_udmabuf,
+		&kp_backend_vgem, &kp_backend_kfd,
 	};
 	size_t i;
 
@@ -52,10 +55,22 @@ const struct kp_backend *kp_backend_by_name(const char *name)
 	return NULL;
 }
 
+int kp_backend_env_check(void)
+{
+	const char *env = getenv("KFDPOOL_BACKEND");
+
+	if (!env || !*env || kp_backend_by_name(env))
+		return 0;
+	kp_env_invalid("KFDPOOL_BACKEND", env, KP_BACKENDS);
+	return -EINVAL;
+}
+
 const struct kp_backend *kp_backend_pick(int device, int *err)
 {
+	/* The module first: it needs no device but /dev/kfdpool. */
 	static const struct kp_backend *const host[] = {
-		&kp_backend_dmaheap, &kp_backend_udmabuf, &kp_backend_vgem,
+		&kp_backend_module, &kp_backend_dmaheap, &kp_backend_udmabuf,
+		&kp_backend_vgem,
 	};
 	const char *env = getenv("KFDPOOL_BACKEND");
 	const struct kp_backend *b;
@@ -65,12 +80,15 @@ const struct kp_backend *kp_backend_pick(int device, int *err)
 	if (env && *env) {
 		b = kp_backend_by_name(env);
 		if (!b) {
+			kp_env_invalid("KFDPOOL_BACKEND", env, KP_BACKENDS);
 			*err = -EINVAL;
 			return NULL;
 		}
 		/* A host backend may stand in for a GPU; kfd never serves a
 		 * host pool. */
 		if (b->device && !device) {
+			kp_env_invalid("KFDPOOL_BACKEND", env,
+				       "module, dmaheap, udmabuf, vgem for a host pool");
 			*err = -EINVAL;
 			return NULL;
 		}

@@ -33,11 +33,18 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	ret = kp_arena_init(&c->arena, size, ALLOC_ALIGN);
 	if (ret)
 		goto out_free;
-	ret = pool->be->alloc(pool->dev, size, &c->mem);
-	if (ret)
-		goto out_arena;
-	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd,
-			  (uintptr_t)c->mem.addr, NULL, &c->entry_id);
+	if (pool->be->alloc_pinned) {
+		ret = pool->be->alloc_pinned(pool->fd, size, &c->mem,
+					     &c->entry_id);
+		if (ret)
+			goto out_arena;
+	} else {
+		ret = pool->be->alloc(pool->dev, size, &c->mem);
+		if (ret)
+			goto out_arena;
+		ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd,
+				  (uintptr_t)c->mem.addr, NULL, &c->entry_id);
+	}
 	/* The pin (and the mapping) hold the dma-buf: one fd fewer per
 	 * chunk. */
 	close(c->mem.dmabuf_fd);

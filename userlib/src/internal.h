@@ -29,4 +29,11 @@ int kp_ctl_fd(void);
 /* The module's QUERY result, cached with the control fd. 0 or -errno. */
 int kp_module_info(uint32_t *features, uint32_t *max_batch);
 
+/*
+ * A KFDPOOL_* environment variable has a value the library refuses: say so
+ * on stderr, one line naming the variable, the value and what is accepted.
+ * The caller then fails the call (-EINVAL, hipErrorInvalidValue).
+ */
+void kp_env_invalid(const char *name, const char *value, const char *accepted);
+
 #endif
