@@ -167,22 +167,49 @@ static void pool_unlink(struct ihipMemPoolHandle_t *pool)
 	}
 }
 
+/*
+ * KFDPOOL_CHUNK_SIZE: bytes (decimal, or 0x hex), with an optional k, m or
+ * g suffix; a page multiple of at least MIN_GRANULE.  0 when refused (and
+ * said on stderr).
+ */
 static uint64_t env_granularity(void)
 {
 	const char *e = getenv("KFDPOOL_CHUNK_SIZE");
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	if (!e || !*e)
 		return DEF_GRANULE;
+	if (*e < '0' || *e > '9')	/* no sign, no space */
+		goto bad;
+	errno = 0;
 	v = strtoull(e, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
+	if (errno)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	}
+	if (shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		goto bad;
+	v <<= shift;
 	if (v < MIN_GRANULE || v % PAGE)
-		return DEF_GRANULE;
+		goto bad;
 	return v;
+bad:
+	kp_env_invalid("KFDPOOL_CHUNK_SIZE", e,
+		       "bytes, a multiple of 4096 and at least 65536, with an optional k, m or g suffix");
+	return 0;
 }
 
 static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
@@ -325,6 +352,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	const struct kp_backend *be;
 	uint32_t features = 0;
 	char name[KFDPOOL_NAME_LEN];
+	uint64_t granularity;
 	int device, ctl, fd;
 	hipError_t err;
 
@@ -333,6 +361,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	err = check_props(pool_props);
 	if (err)
 		return err;
+	granularity = env_granularity();
+	if (!granularity)
+		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
 	err = kp_pick_backend(device, device ? pool_props->location.id : 0, &be);
 	if (err)
@@ -366,7 +397,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	pool->handle_types = (uint32_t)pool_props->handleTypes;
 	pool->be = be;
 	pool->dev = device ? pool_props->location.id : 0;
-	pool->granularity = env_granularity();
+	pool->granularity = granularity;
 	pool->max_size = pool_props->maxSize;
 	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
 	pool->next = kp_pools;
