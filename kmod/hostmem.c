@@ -220,7 +220,12 @@ static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
 
 err:
 	kfdpool_hostmem_free(hm);
-	return ERR_PTR(ret);
+	/*
+	 * shmem says -ENOSPC when it cannot allocate an inode (and for the
+	 * size limits of a tmpfs mount, which its internal mount has none
+	 * of); here -ENOSPC means a kfdpool limit.
+	 */
+	return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
 }
 
 /* ---- the dma-buf exporter ---- */
