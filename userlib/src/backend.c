@@ -55,14 +55,26 @@ const struct kp_backend *kp_backend_by_name(const char *name)
 	return NULL;
 }
 
-int kp_backend_env_check(void)
+int kp_backend_env_check(int device)
 {
 	const char *env = getenv("KFDPOOL_BACKEND");
+	const struct kp_backend *b;
 
-	if (!env || !*env || kp_backend_by_name(env))
+	if (!env || !*env)
 		return 0;
-	kp_env_invalid("KFDPOOL_BACKEND", env, KP_BACKENDS);
-	return -EINVAL;
+	b = kp_backend_by_name(env);
+	if (!b) {
+		kp_env_invalid("KFDPOOL_BACKEND", env, KP_BACKENDS);
+		return -EINVAL;
+	}
+	/* A host backend may stand in for a GPU; kfd never serves a host
+	 * pool. */
+	if (b->device && !device) {
+		kp_env_invalid("KFDPOOL_BACKEND", env,
+			       "module, dmaheap, udmabuf, vgem for a host pool");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 const struct kp_backend *kp_backend_pick(int device, int *err)
@@ -75,23 +87,15 @@ const struct kp_backend *kp_backend_pick(int device, int *err)
 	const char *env = getenv("KFDPOOL_BACKEND");
 	const struct kp_backend *b;
 	size_t i;
-	int ret = -ENODEV;
+	int ret;
 
+	ret = kp_backend_env_check(device);
+	if (ret) {
+		*err = ret;
+		return NULL;
+	}
 	if (env && *env) {
 		b = kp_backend_by_name(env);
-		if (!b) {
-			kp_env_invalid("KFDPOOL_BACKEND", env, KP_BACKENDS);
-			*err = -EINVAL;
-			return NULL;
-		}
-		/* A host backend may stand in for a GPU; kfd never serves a
-		 * host pool. */
-		if (b->device && !device) {
-			kp_env_invalid("KFDPOOL_BACKEND", env,
-				       "module, dmaheap, udmabuf, vgem for a host pool");
-			*err = -EINVAL;
-			return NULL;
-		}
 		ret = b->probe();
 		*err = ret;
 		return ret ? NULL : b;

@@ -61,7 +61,10 @@ int kp_kfd_device_count(void);
  */
 const struct kp_backend *kp_backend_pick(int device, int *err);
 const struct kp_backend *kp_backend_by_name(const char *name);
-/* 0, or -EINVAL (said on stderr) when KFDPOOL_BACKEND names no backend. */
-int kp_backend_env_check(void);
+/*
+ * 0, or -EINVAL (said on stderr) when KFDPOOL_BACKEND names no backend, or
+ * kfd for a host pool (@device 0; 1: a device pool, -1: either).
+ */
+int kp_backend_env_check(int device);
 
 #endif

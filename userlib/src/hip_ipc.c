@@ -105,7 +105,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 		return hipErrorInvalidValue;
 	}
 	/* Read below to tell a host substitute's device pool. */
-	if (kp_backend_env_check())
+	if (kp_backend_env_check(-1))
 		return hipErrorInvalidValue;
 
 	if (handle_type == hipMemHandleTypeFabric) {

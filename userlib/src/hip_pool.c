@@ -312,7 +312,11 @@ hipError_t kp_pick_backend(int device, int dev,
 	if (!*be) {
 		if (err == -EINVAL)	/* KFDPOOL_BACKEND names nothing usable */
 			return hipErrorInvalidValue;
-		return device ? hipErrorNoDevice : kfdpoolErrnoToHip(err);
+		if (err == -EOPNOTSUPP)	/* a module without ALLOC */
+			return hipErrorNotSupported;
+		/* No GPU, or the backend's device is missing (ENOENT,
+		 * ENODEV) or closed to the caller (EACCES, EPERM). */
+		return hipErrorNoDevice;
 	}
 	if (device) {
 		/* A substitute backend stands in for device 0 only. */
