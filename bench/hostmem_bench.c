@@ -2,12 +2,14 @@
 /*
  * hostmem_bench: host memory from the module (KFDPOOL_IOC_ALLOC) against
  * the system dma heap, for a 2 MiB chunk and a 64 MiB one: the allocation
- * (both allocate every page up front; ALLOC also pins the entry), mmap of
- * the dma-buf, the first touch of every page through that mapping, the
- * same in an importer (IMPORT on an import fd, mmap, touch), munmap, and
- * io_uring buffer registration of the mapping (the heap's VM_PFNMAP
- * mapping is refused, so it has no figure).  Medians of BENCH_ROUNDS.
- * Prints figures only; nothing is asserted.
+ * (both allocate every page up front; ALLOC also pins the entry); mmap of
+ * the dma-buf (for the module also with MAP_POPULATE, which maps every page
+ * at once as the heap's remap_pfn_range() does: without it each first write
+ * takes a fault); the first touch of every page through that mapping; the
+ * same in an importer (IMPORT on an import fd, mmap, touch); munmap; and
+ * io_uring buffer registration of the mapping (the heap's VM_PFNMAP mapping
+ * is refused, so it has no figure).  Medians of BENCH_ROUNDS.  Prints
+ * figures only; nothing is asserted.
  */
 #include <sys/mman.h>
 #include <liburing.h>
@@ -55,8 +57,9 @@ static int entry_of(int pool, int dmabuf, uint32_t *entry)
 
 /* One round: @module picks ALLOC, else the heap plus PIN. */
 static void round_once(int pool, int imp, size_t len, int module,
-		       struct cost *c)
+		       int populate, struct cost *c)
 {
+	int mflags = MAP_SHARED | (populate ? MAP_POPULATE : 0);
 	struct kfdpool_export ex = { 0 };
 	struct kfdpool_import im = { 0 };
 	struct kfdpool_unpin un = { 0 };
@@ -80,7 +83,7 @@ static void round_once(int pool, int imp, size_t len, int module,
 			die("pin: %s", strerror(errno));
 	}
 	c->alloc = lap();
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, mflags, fd, 0);
 	if (p == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	c->map = lap();
@@ -95,7 +98,7 @@ static void round_once(int pool, int imp, size_t len, int module,
 	start();
 	if (xioctl(imp, KFDPOOL_IOC_IMPORT, &im))
 		die("import: %s", strerror(errno));
-	q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, im.fd, 0);
+	q = mmap(NULL, len, PROT_READ | PROT_WRITE, mflags, im.fd, 0);
 	if (q == MAP_FAILED)
 		die("mmap import: %s", strerror(errno));
 	c->imp_map = lap();
@@ -130,7 +133,8 @@ static void round_once(int pool, int imp, size_t len, int module,
 int main(void)
 {
 	static const size_t lens[] = { 2ul << 20, 64ul << 20 };
-	static const char *const names[] = { "module", "dma-heap" };
+	static const char *const names[] = { "module", "module MAP_POPULATE",
+					     "dma-heap" };
 	int rounds = env_int("BENCH_ROUNDS", 7), ctl, pool, imp, r, m;
 	struct kfdpool_pool_create pc = { .handle_types = KFDPOOL_HANDLE_TYPE_FD };
 	struct kfdpool_pool_export pe = { 0 };
@@ -154,11 +158,12 @@ int main(void)
 	imp = pe.fd;
 
 	for (l = 0; l < 2; l++) {
-		for (m = 0; m < 2; m++) {
+		for (m = 0; m < 3; m++) {
 			for (r = 0; r < rounds; r++) {
 				struct cost c;
 
-				round_once(pool, imp, lens[l], !m, &c);
+				round_once(pool, imp, lens[l], m < 2, m == 1,
+					   &c);
 				v[0][r] = c.alloc;
 				v[1][r] = c.map;
 				v[2][r] = c.touch;
