@@ -344,4 +344,57 @@ TEST_F(map, vgem_imports)
 	EXPECT_EQ(-ENOENT, fd);
 }
 
+/* The selftests' importer module (selftests/importer), as it reports. */
+struct importer_check {
+	__s32 fd;
+	__u32 seed;
+	__u32 stage;
+	__u32 segments;
+	__u64 bad_offset;
+};
+
+#define IMPORTER_CHECK _IOWR('K', 1, struct importer_check)
+
+/*
+ * A device driver's view: kfdpool_importer attaches, maps the sg table and
+ * reads and writes the buffer through its DMA addresses, then through vmap
+ * between begin_cpu_access and end_cpu_access; the bytes must be right at
+ * each step and come back to our mapping.
+ */
+TEST_F(map, importer_module_checks_bytes)
+{
+	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
+	struct importer_check c = {};
+	int mfd, dev = -1, i, ret;
+	struct stat st;
+
+	if (!ko || access(ko, R_OK))
+		SKIP(return, "no KFDPOOL_IMPORTER_KO (make test-modules)");
+	mfd = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0);
+	close(mfd);
+	for (i = 0; i < 100 && dev < 0; i++) {
+		dev = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			usleep(10000);
+	}
+	ASSERT_LE(0, dev);
+	c.fd = self->buf;
+	c.seed = 11;
+	ret = ioctl(dev, IMPORTER_CHECK, &c) ? -errno : 0;
+	EXPECT_EQ(0, ret) TH_LOG("stage %u, offset %llu, %u segments", c.stage,
+				 (unsigned long long)c.bad_offset, c.segments);
+	EXPECT_EQ(0, c.stage);
+	EXPECT_LE(1, c.segments);
+	/* What the importer wrote last, through vmap. */
+	EXPECT_EQ(1, hm_check(self->p, SZ, 13));
+	/* Its attachment is gone. */
+	ASSERT_EQ(0, fstat(self->buf, &st));
+	EXPECT_EQ(0, attached(st.st_ino));
+	close(dev);
+	EXPECT_EQ(0, syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK)
+		  ? -errno : 0);
+}
+
 TEST_HARNESS_MAIN
