@@ -3,8 +3,9 @@
  * kfdpool: shareable GPU and host memory pools.
  *
  * /dev/kfdpool (the control device) creates pools.  A pool is an
- * anonymous-inode file; its fds are either owner fds (may pin, unpin,
- * export and revoke) or import fds (may import, release and read stats).
+ * anonymous-inode file; its fds are either owner fds (may pin, allocate,
+ * unpin, export and revoke) or import fds (may import, release and read
+ * stats).
  * The pool lives while any of its fds lives.
  *
  * ABI rules, for every struct below:
