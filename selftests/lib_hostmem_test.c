@@ -65,11 +65,16 @@ static int others_closed(void)
 	return 0;
 }
 
-/* io_uring fixed buffer and vmsplice on @p: what get_user_pages() takes. */
+/*
+ * io_uring fixed buffer and vmsplice on @p: what get_user_pages() takes.
+ * At most 1 MiB is registered, and unregistered before the ring goes (its
+ * teardown is asynchronous): a render user's pins count against
+ * RLIMIT_MEMLOCK (8 MiB).
+ */
 static int gup_ok(void *p, size_t len)
 {
 	struct io_uring_params prm = {};
-	struct iovec iov = { p, len };
+	struct iovec iov = { p, len < (1 << 20) ? len : 1 << 20 };
 	int ring, pfd[2], ret = 0;
 	char c;
 
@@ -78,6 +83,9 @@ static int gup_ok(void *p, size_t len)
 		return -errno;
 	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
 		    &iov, 1))
+		ret = -errno;
+	else if (syscall(__NR_io_uring_register, ring,
+			 IORING_UNREGISTER_BUFFERS, NULL, 0))
 		ret = -errno;
 	close(ring);
 	if (ret)
