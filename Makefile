@@ -31,7 +31,7 @@ CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
+.PHONY: all modules test-modules lib selftests ksft demo check deps checkpatch clean \
 	bench bench-progs tools harness-selftest
 
 all: lib
@@ -49,6 +49,15 @@ modules: $(KOUT)/gen/kfdpool_features.h
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
+
+# A test-only dma-buf importer that the selftests load (tools/vm/run puts
+# it in the guest): built beside the module, for the same kernel; never
+# installed.
+test-modules: modules
+	@mkdir -p $(KOUT)/importer
+	@ln -sfn $(SRC)/selftests/importer/Kbuild $(KOUT)/importer/Kbuild
+	@ln -sfn $(SRC)/selftests/importer/kfdpool_importer.c $(KOUT)/importer/
+	$(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
 
 $(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
 	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
@@ -72,6 +81,7 @@ checkpatch: ksft
 	$(CHECKPATCH) --no-tree --strict --quiet --show-types \
 		-f \
 		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
+		$(wildcard $(SRC)/selftests/importer/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 
 demo:

@@ -85,6 +85,8 @@ struct kfdpool_user;
  * @next_record: cursor of the cyclic record id allocation
  * @generation: export counter; each record stores its value
  * @reserved: bytes of all entries, draining ones included
+ * @charging: bytes ALLOC charged for entries whose pages it is still
+ *	allocating; counted against @limit with @reserved, not reported
  * @reserved_high: high-water mark of @reserved
  * @used: bytes covered by live records
  * @used_high: high-water mark of @used
@@ -117,6 +119,7 @@ struct kfdpool_pool {
 	u32 generation;
 
 	u64 reserved;
+	u64 charging;
 	u64 reserved_high;
 	u64 used;
 	u64 used_high;
@@ -267,9 +270,22 @@ int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 unsigned int kfdpool_nr_pools(void);
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
 
+/* Does @size more fit the pool's limit?  pool->lock held. */
+static inline bool kfdpool_pool_limit_fits(const struct kfdpool_pool *pool,
+					   u64 size)
+{
+	/* reserved + charging never passes the limit: no overflow below. */
+	return !pool->limit ||
+	       (size <= pool->limit &&
+		pool->reserved + pool->charging <= pool->limit - size);
+}
+
 /* entry.c */
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo);
+int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
+				struct kfdpool_entry *entry);
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_unpin(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_entry_free(struct kfdpool_pool *pool,
@@ -319,6 +335,10 @@ void kfdpool_user_put(struct kfdpool_user *user);
 int kfdpool_charge(struct kfdpool_user *user, u64 size);
 void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
 void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+
+/* hostmem.c */
+long kfdpool_ioctl_alloc(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
 
 /* handle.c */
 void kfdpool_handle_key_init(struct kfdpool_pool *pool);

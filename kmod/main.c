@@ -200,7 +200,8 @@ static long kfdpool_query(struct file *file, void *data,
 	memset(q, 0, sizeof(*q));
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
-	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE;
+	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE |
+		      KFDPOOL_FEATURE_HOST_ALLOC;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif

@@ -306,6 +306,9 @@ static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_HANDLE_ROTATE,
 			      sizeof(struct kfdpool_handle_rotate),
 			      kfdpool_ioctl_handle_rotate),
+	[_IOC_NR(KFDPOOL_IOC_ALLOC)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_ALLOC, sizeof(struct kfdpool_alloc),
+			      kfdpool_ioctl_alloc),
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,

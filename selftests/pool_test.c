@@ -342,7 +342,7 @@ TEST_F(pool, unknown_commands)
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
 				     _IOWR(KFDPOOL_IOC_MAGIC, 0x3f, buf), buf));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
-				     _IOWR(KFDPOOL_IOC_MAGIC, 0x1e, buf), buf));
+				     _IOWR(KFDPOOL_IOC_MAGIC, 0x1f, buf), buf));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
 				     _IOWR('b', 0x12, struct kfdpool_pin), buf));
 	/* Control-device commands are not pool commands. */

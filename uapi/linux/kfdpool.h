@@ -3,8 +3,9 @@
  * kfdpool: shareable GPU and host memory pools.
  *
  * /dev/kfdpool (the control device) creates pools.  A pool is an
- * anonymous-inode file; its fds are either owner fds (may pin, unpin,
- * export and revoke) or import fds (may import, release and read stats).
+ * anonymous-inode file; its fds are either owner fds (may pin, allocate,
+ * unpin, export and revoke) or import fds (may import, release and read
+ * stats).
  * The pool lives while any of its fds lives.
  *
  * ABI rules, for every struct below:
@@ -105,6 +106,7 @@ struct kfdpool_record {
 #define KFDPOOL_FEATURE_BATCH		0x1	/* batch ioctls */
 #define KFDPOOL_FEATURE_URING_CMD	0x2	/* io_uring passthrough */
 #define KFDPOOL_FEATURE_POOL_HANDLE	0x4	/* 64-byte pool handles */
+#define KFDPOOL_FEATURE_HOST_ALLOC	0x8	/* KFDPOOL_IOC_ALLOC */
 
 /**
  * struct kfdpool_query - ABI version, features and limits of the module
@@ -500,6 +502,50 @@ struct kfdpool_handle_rotate {
 	__u32 pad;
 };
 
+/**
+ * struct kfdpool_alloc - allocate host memory in the module and pin it as an
+ *	entry (owner fd only)
+ * @size: in: bytes, a non-zero multiple of the page size (else -EINVAL)
+ * @cookie: in: as kfdpool_pin.cookie
+ * @flags: in: must be 0
+ * @fd: out: a dma-buf fd of the new memory (O_RDWR, O_CLOEXEC), installed
+ *	only after everything else was copied back
+ * @entry_id: out: the new entry's id, never 0
+ * @pad: must be 0
+ *
+ * The memory is shmem, zero-filled and allocated in full before the call
+ * returns, in the caller's context: its pages are charged to the caller's
+ * memory cgroup, and a charge or allocation that cannot be met fails the
+ * call with -ENOMEM rather than invoke the OOM killer.  The kfdpool limits
+ * are charged before any page is allocated: -ENOSPC over the pool's limit,
+ * the global limit or the per-pool entry cap, -EDQUOT over the per-user
+ * limit, as for KFDPOOL_IOC_PIN.  -ENOMEM also when @size exceeds the
+ * machine's memory, what the kernel estimates it can make available, or
+ * the memory.max of the caller's cgroup or one of its ancestors.  -EINTR
+ * when a fatal signal arrives while the pages are being allocated.
+ *
+ * The dma-buf is an ordinary exporter (attach, DMA mapping of its pages,
+ * CPU access, vmap).  Its mmap() maps the shmem pages themselves, not
+ * VM_PFNMAP: get_user_pages(), io_uring fixed buffers and GPU host
+ * registration accept the mappings of the allocating process and of every
+ * importer.  A mapping keeps the pages it maps alive on its own (like a
+ * memfd mapping) after the dma-buf and the entry are gone; the kfdpool
+ * limits are returned when the entry is freed, the memory cgroup's charge
+ * when the last page is.  COW (MAP_PRIVATE writable) mappings are refused
+ * (-EINVAL).
+ *
+ * Unpinning, releasing and importing the entry work as for a pinned
+ * dma-buf.  Available when KFDPOOL_FEATURE_HOST_ALLOC is reported.
+ */
+struct kfdpool_alloc {
+	__u64 size;
+	__u64 cookie;
+	__u32 flags;
+	__s32 fd;
+	__u32 entry_id;
+	__u32 pad;
+};
+
 /* See the ABI rules at the top: 0xB9 is free in Linux 6.12's table. */
 #define KFDPOOL_IOC_MAGIC	0xB9
 
@@ -540,6 +586,8 @@ struct kfdpool_handle_rotate {
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x1c, struct kfdpool_handle_export)
 #define KFDPOOL_IOC_HANDLE_ROTATE \
 	_IOW(KFDPOOL_IOC_MAGIC, 0x1d, struct kfdpool_handle_rotate)
+#define KFDPOOL_IOC_ALLOC \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x1e, struct kfdpool_alloc)
 
 /* ------------------------------------------------------------------ */
 /* io_uring passthrough on pool fds                                   */

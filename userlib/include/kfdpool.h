@@ -62,6 +62,15 @@ int kfdpool_pool_export(int pool_fd);
 int kfdpool_pin(int pool_fd, int dmabuf_fd, uint64_t cookie, uint64_t *size,
 		uint32_t *entry_id);
 
+/*
+ * Allocate @size bytes (a page multiple) of host memory in the module and
+ * pin it as an entry (KFDPOOL_IOC_ALLOC, when the module reports
+ * KFDPOOL_FEATURE_HOST_ALLOC).  Returns the new dma-buf fd (O_CLOEXEC);
+ * @entry_id may be NULL.
+ */
+int kfdpool_alloc(int pool_fd, uint64_t size, uint64_t cookie,
+		  uint32_t *entry_id);
+
 /* Unpin an entry.  @revoked and @draining may be NULL. */
 int kfdpool_unpin(int pool_fd, uint32_t entry_id, uint32_t *revoked,
 		  uint32_t *draining);

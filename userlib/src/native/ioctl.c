@@ -104,6 +104,23 @@ KFDPOOL_EXPORT int kfdpool_pin(int pool_fd, int dmabuf_fd, uint64_t cookie,
 	return 0;
 }
 
+KFDPOOL_EXPORT int kfdpool_alloc(int pool_fd, uint64_t size, uint64_t cookie,
+				 uint32_t *entry_id)
+{
+	struct kfdpool_alloc a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.cookie = cookie;
+	ret = kfdpool_xioctl(pool_fd, KFDPOOL_IOC_ALLOC, &a);
+	if (ret < 0)
+		return ret;
+	if (entry_id)
+		*entry_id = a.entry_id;
+	return a.fd;
+}
+
 KFDPOOL_EXPORT int kfdpool_unpin(int pool_fd, uint32_t entry_id,
 				 uint32_t *revoked, uint32_t *draining)
 {

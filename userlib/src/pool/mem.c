@@ -31,17 +31,24 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	ret = kp_arena_init(&c->arena, size, ALLOC_ALIGN);
 	if (ret)
 		goto out_free;
-	ret = pool->be->alloc(pool->dev, size, &c->mem);
-	if (ret)
-		goto out_arena;
 	/*
 	 * The cookie reaches every importer of the chunk (possibly of another
 	 * uid): a count of this pool's chunks tells them nothing of this
 	 * process's memory layout, as the chunk's address would.  Importers
 	 * do not use it.
 	 */
-	ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, ++pool->chunk_seq, NULL,
-			  &c->entry_id);
+	if (pool->be->alloc_pinned) {
+		ret = pool->be->alloc_pinned(pool->fd, size, ++pool->chunk_seq,
+					     &c->mem, &c->entry_id);
+		if (ret)
+			goto out_arena;
+	} else {
+		ret = pool->be->alloc(pool->dev, size, &c->mem);
+		if (ret)
+			goto out_arena;
+		ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, ++pool->chunk_seq,
+				  NULL, &c->entry_id);
+	}
 	/* The pin (and the mapping) hold the dma-buf: one fd fewer per
 	 * chunk. */
 	close(c->mem.dmabuf_fd);
