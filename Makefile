@@ -36,17 +36,18 @@ all: lib
 
 # Kbuild writes its objects next to the sources, so each kernel gets a
 # directory of links to the sources: several kernels build side by side.
+# Kbuild runs the feature probes itself (kmod/probes/, read through the
+# directory link), as it does for M=$$PWD and dkms builds.
 KSRCS := $(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h)
-modules: $(KOUT)/gen/kfdpool_features.h
+modules:
 	@mkdir -p $(KOUT)/kmod
 	@ln -sfn $(SRC)/Kbuild $(KOUT)/Kbuild
+	@ln -sfn $(SRC)/dkms.conf $(KOUT)/dkms.conf
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
+	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
-
-$(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
-	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk

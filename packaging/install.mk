@@ -246,7 +246,7 @@ install-check: lib stat fortran
 
 # ---------------------------------------------------------------- DKMS
 # The files the module build needs, laid out as dkms.conf expects them.
-DKMS_FILES := dkms.conf Kbuild tools/kprobe-features uapi/linux/kfdpool.h \
+DKMS_FILES := dkms.conf Kbuild uapi/linux/kfdpool.h \
 	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c))
 DKMS_SRCDIR ?= /usr/src/kfdpool-$(PKG_VERSION)
 
