@@ -5,6 +5,8 @@
  * The control device /dev/kfdpool, the module parameters, and the
  * size-versioned ioctl dispatch shared by the control device and pool fds.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/miscdevice.h>
@@ -186,8 +188,17 @@ static const struct file_operations kfdpool_ctl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
+/*
+ * A fixed minor from the misc range reserved for local use (243-254 in
+ * Documentation/admin-guide/devices.txt), so that the module can carry the
+ * char-major-10-N and devname: aliases: depmod lists the node in
+ * modules.devname, "kmod static-nodes" creates it at boot, and the first
+ * open of /dev/kfdpool loads the module.
+ */
+#define KFDPOOL_MINOR	247
+
 static struct miscdevice kfdpool_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
+	.minor = KFDPOOL_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
 	.mode = 0666,
@@ -199,6 +210,13 @@ static int __init kfdpool_init(void)
 
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
+	if (ret == -EBUSY) {
+		/* Another local driver took the minor: work, without autoload. */
+		pr_warn("misc minor %d in use: /dev/kfdpool gets a dynamic minor, opening it will not load the module\n",
+			KFDPOOL_MINOR);
+		kfdpool_misc.minor = MISC_DYNAMIC_MINOR;
+		ret = misc_register(&kfdpool_misc);
+	}
 	if (ret)
 		kfdpool_debugfs_exit();
 	return ret;
@@ -211,6 +229,8 @@ static int __init kfdpool_init(void)
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
+	/* A later load tries the fixed minor again. */
+	kfdpool_misc.minor = KFDPOOL_MINOR;
 	kfdpool_debugfs_exit();
 	WARN_ON(kfdpool_nr_pools());
 }
@@ -219,5 +239,9 @@ module_init(kfdpool_init);
 module_exit(kfdpool_exit);
 
 MODULE_DESCRIPTION("Shareable GPU and host memory pools over dma-buf");
+MODULE_AUTHOR("The kfdpool authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(KFDPOOL_VERSION);
+MODULE_ALIAS_MISCDEV(KFDPOOL_MINOR);
+MODULE_ALIAS("devname:kfdpool");
 KFDPOOL_IMPORT_NS_DMA_BUF();
