@@ -5,7 +5,8 @@
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
 #   make install          module, library, headers, kfdpool.pc, udev rule,
-#                         modprobe.d example, kfdpool-stat, man pages, Fortran
+#                         modules-load.d file, modprobe.d example,
+#                         kfdpool-stat, man pages, Fortran
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
 #   make dkms-src         the DKMS source tree in $(DESTDIR)/usr/src/kfdpool-V
@@ -13,8 +14,9 @@
 #                         in a private DKMS tree under build/dkms
 #
 # PREFIX (default /usr/local) and DESTDIR are honoured everywhere; the udev
-# rule and the modprobe.d file go where udev and modprobe look for them
-# (UDEVRULESDIR, MODPROBEDIR), below DESTDIR.
+# rule, the modules-load.d and modprobe.d files go where udev, systemd and
+# modprobe look for them (UDEVRULESDIR, MODULESLOADDIR, MODPROBEDIR), below
+# DESTDIR.
 
 PKG_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(SRC)/dkms.conf)
 
@@ -28,6 +30,8 @@ FMODDIR ?= $(LIBDIR)/kfdpool/fortran
 # udev only reads /etc/udev/rules.d and /lib/udev/rules.d (and /usr/lib/...):
 # a /usr/local rule would be ignored, so local installs use /etc.
 UDEVRULESDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/udev/rules.d,/etc/udev/rules.d)
+# The same for systemd-modules-load: /usr/lib for a package, else /etc.
+MODULESLOADDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/modules-load.d,/etc/modules-load.d)
 MODPROBEDIR ?= /etc/modprobe.d
 
 INSTALL ?= install
@@ -155,10 +159,10 @@ MODINST = $(MAKE) -C $(KDIR) M=$(KOUT) INSTALL_MOD_PATH=$(DESTDIR) \
 	INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= modules_install
 
 .PHONY: install-module install-lib install-headers install-stat install-man \
-	install-udev install-modprobe install-fortran
+	install-udev install-modules-load install-modprobe install-fortran
 
 install: install-module install-lib install-headers install-stat install-man \
-	install-udev install-modprobe install-fortran
+	install-udev install-modules-load install-modprobe install-fortran
 
 install-module:
 	@if [ -f $(KO) ]; then \
@@ -197,15 +201,21 @@ install-udev:
 	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
 	$(INSTALL) -m 0644 $(SRC)/packaging/60-kfdpool.rules $(DESTDIR)$(UDEVRULESDIR)/
 
-# An example: every option is commented out.  Never overwrite a file the
-# administrator may have edited.
+# Configuration the administrator may have edited is never overwritten
+# (install-conf FROM TO), and uninstall removes it only when unchanged.
+install-conf = if [ -e $(2) ] && ! cmp -s $(1) $(2); then \
+		echo "note: $(2) exists and differs: left as it is"; \
+	else echo "install $(2)"; $(INSTALL) -D -m 0644 $(1) $(2); fi
+uninstall-conf = if cmp -s $(1) $(2); then rm -f $(2); \
+	elif [ -e $(2) ]; then echo "note: $(2) was changed: left as it is"; fi
+
+# Loads the module at boot; without it the first open of /dev/kfdpool does.
+install-modules-load:
+	@$(call install-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
+
+# An example: every option is commented out.
 install-modprobe:
-	$(INSTALL) -d $(DESTDIR)$(MODPROBEDIR)
-	@if [ -e $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf ]; then \
-		echo "note: $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf exists: left as it is"; \
-	else echo "install $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf"; \
-		$(INSTALL) -m 0644 $(SRC)/packaging/kfdpool.modprobe.conf \
-		$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+	@$(call install-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
 
 ifeq ($(HAVE_FC),y)
 install-fortran: fortran
@@ -233,9 +243,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-kfdpool.rules
-	# The modprobe.d example goes only if nobody edited it.
-	if cmp -s $(SRC)/packaging/kfdpool.modprobe.conf $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; then \
-		rm -f $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
+	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
 	rm -f $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.f90
 	-rmdir $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)/kfdpool 2>/dev/null
 
@@ -246,7 +255,8 @@ install-check: lib stat fortran
 
 # ---------------------------------------------------------------- DKMS
 # The files the module build needs, laid out as dkms.conf expects them.
-DKMS_FILES := dkms.conf Kbuild uapi/linux/kfdpool.h \
+DKMS_FILES := dkms.conf Kbuild uapi/linux/kfdpool.h packaging/dkms-hook \
+	packaging/60-kfdpool.rules packaging/kfdpool.modules-load.conf \
 	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c))
 DKMS_SRCDIR ?= /usr/src/kfdpool-$(PKG_VERSION)
 
