@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
- * kfdpool-stat parses this format: keep the columns and their order.
+ * A debugging aid for root (the tests count pools with it), not an
+ * interface: monitors use KFDPOOL_IOC_POOL_LIST and fdinfo.
  */
 #include <linux/debugfs.h>
 #include <linux/pid.h>

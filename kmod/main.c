@@ -173,6 +173,10 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_IMPORT_HANDLE,
 			      sizeof(struct kfdpool_pool_import_handle),
 			      kfdpool_ioctl_pool_import_handle),
+	[_IOC_NR(KFDPOOL_IOC_POOL_LIST)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_LIST,
+			      sizeof(struct kfdpool_pool_list),
+			      kfdpool_ioctl_pool_list),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
