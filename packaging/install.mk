@@ -51,16 +51,21 @@ all: stat fortran
 
 stat: $(STAT_OUT)/kfdpool-stat
 
+# JSON is written with json-c (libjson-c-dev).
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
+STAT_CFLAGS = $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
+	$(JSONC_CFLAGS) -DKFDPOOL_STAT_VERSION='"$(PKG_VERSION)"'
+
 $(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
-		-o $@ $(STAT_SRCS)
+	$(CC) $(STAT_CFLAGS) -o $@ $(STAT_SRCS) $(JSONC_LIBS)
 
-# Native unit test of the fdinfo and debugfs parsers (no kernel needed).
+# Native unit test of the fdinfo parser, the pool model, file grouping and
+# the JSON document (no kernel needed).
 $(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
-		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
+	$(CC) $(STAT_CFLAGS) -I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS) $(JSONC_LIBS)
 
 stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
 	$(BUILD)/stat/stat-unit
