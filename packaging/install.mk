@@ -132,18 +132,16 @@ fortran fortran-tests fortran-unit:
 endif
 
 # ---------------------------------------------------------------- man pages
-MAN1 := $(wildcard $(SRC)/man/man1/*.1)
-MAN3 := $(wildcard $(SRC)/man/man3/*.3)
+# Section 3: a page per library function (most are .so links to the page
+# that documents it with its siblings, as liburing does); 4: the device;
+# 8: kfdpool-stat.
+MAN_SECTIONS := 3 4 8
+MANPAGES := $(foreach n,$(MAN_SECTIONS),$(wildcard $(SRC)/man/man$(n)/*.$(n)))
 
-# Every page renders without a warning (man --warnings, i.e. groff -ww),
-# from the top of the tree so that the .so links resolve as installed.
+# Every page renders without a warning (groff -ww), and every function the
+# library headers declare has a page of its own name (tools/man-check).
 man-check:
-	@cd $(SRC)/man && n=0 && fail=0 && for p in man1/*.1 man3/*.3; do \
-		n=$$((n + 1)); \
-		out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -E UTF-8 -l "$$p" 2>&1 >/dev/null); \
-		if [ -n "$$out" ]; then echo "not ok $$n man -l $$p renders without warnings"; \
-			echo "$$out" | sed 's/^/# /'; fail=1; \
-		else echo "ok $$n man -l $$p renders without warnings"; fi; done; exit $$fail
+	CC="$(CC)" $(SRC)/tools/man-check $(SRC)
 
 unit: man-check
 
@@ -198,9 +196,11 @@ install-stat: stat
 	$(INSTALL) -m 0755 $(STAT_OUT)/kfdpool-stat $(DESTDIR)$(BINDIR)/
 
 install-man:
-	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	$(if $(MAN1),$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
-	$(if $(MAN3),$(INSTALL) -m 0644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
+	@set -e; for n in $(MAN_SECTIONS); do \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$n; \
+		echo "install man pages in $(DESTDIR)$(MANDIR)/man$$n"; \
+		$(INSTALL) -m 0644 $(SRC)/man/man$$n/*.$$n $(DESTDIR)$(MANDIR)/man$$n/; \
+	done
 
 install-udev:
 	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
@@ -245,8 +245,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
 	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
-		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -f $(foreach p,$(MANPAGES),$(DESTDIR)$(MANDIR)/$(notdir $(patsubst %/,%,$(dir $(p))))/$(notdir $(p)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-kfdpool.rules
 	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
 	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
