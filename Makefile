@@ -73,6 +73,11 @@ checkpatch: ksft
 demo:
 	$(SRC)/tools/demo
 
+# Your own program in the VM, as README shows it (TAP lines).
+.PHONY: vm-add-check
+vm-add-check: lib
+	$(SRC)/tools/vm/add-check $(SRC) $(BUILD)
+
 check:
 	$(SRC)/tools/check
 
