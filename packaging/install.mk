@@ -5,8 +5,7 @@
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
 #   make install          module, library, headers, kfdpool.pc, udev rule,
-#                         modules-load.d file, modprobe.d example,
-#                         kfdpool-stat, man pages, Fortran
+#                         modprobe.d example, kfdpool-stat, man pages, Fortran
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
 #   make dkms-src         the DKMS source tree in $(DESTDIR)/usr/src/kfdpool-V
