@@ -214,13 +214,8 @@ static int __init kfdpool_init(void)
 
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
-	if (ret == -EBUSY) {
-		/* Another local driver took the minor: work, without autoload. */
-		pr_warn("misc minor %d in use: /dev/kfdpool gets a dynamic minor, opening it will not load the module\n",
-			KFDPOOL_MINOR);
-		kfdpool_misc.minor = MISC_DYNAMIC_MINOR;
-		ret = misc_register(&kfdpool_misc);
-	}
+	if (ret == -EBUSY)
+		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
 	if (ret)
 		kfdpool_debugfs_exit();
 	return ret;
@@ -233,8 +228,6 @@ static int __init kfdpool_init(void)
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
-	/* A later load tries the fixed minor again. */
-	kfdpool_misc.minor = KFDPOOL_MINOR;
 	kfdpool_debugfs_exit();
 	WARN_ON(kfdpool_nr_pools());
 }
