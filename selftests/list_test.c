@@ -371,6 +371,7 @@ TEST_F(list, larger_elements_zero_filled)
 /* Without CAP_SYS_ADMIN: one's own pools only, and root sees them too. */
 TEST_F(list, unprivileged_sees_own_pools)
 {
+	struct stat sb;
 	int sv[2], st, i;
 	__u8 nid[KFDPOOL_ID_LEN];
 	const struct kfdpool_pool_info *p;
@@ -380,6 +381,9 @@ TEST_F(list, unprivileged_sees_own_pools)
 
 	if (getuid() != 0)
 		SKIP(return, "needs root to become nobody");
+	/* the node open to nobody, as the udev rule opens it to group render */
+	ASSERT_EQ(0, stat(KFD_DEV, &sb));
+	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -390,7 +394,7 @@ TEST_F(list, unprivileged_sees_own_pools)
 		close(sv[0]);
 		if (setgid(65534) || setuid(65534))
 			_exit(10);
-		ctl = open(KFD_DEV, O_RDWR | O_CLOEXEC);	/* mode 0666 in the VM */
+		ctl = open(KFD_DEV, O_RDWR | O_CLOEXEC);
 		if (ctl < 0)
 			_exit(11);
 		pool = kfd_pool_create(ctl, 0, "nobody", 0, nid);
@@ -433,6 +437,7 @@ TEST_F(list, unprivileged_sees_own_pools)
 	/* and once it exited, its pool is gone from the list */
 	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX, NULL);
 	EXPECT_EQ(0, count_id(self->info, n, nid));
+	chmod(KFD_DEV, sb.st_mode & 07777);
 }
 
 /* Listing while other threads create and destroy pools. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -582,56 +583,83 @@ TEST_F(stat, version)
 }
 
 /* Without root: the caller's own pools, and notes about the rest. */
+/*
+ * As nobody, in a child that creates its own pool through the inherited
+ * control fd: 0 when it saw what it should (@listed: through POOL_LIST,
+ * else from its fds with a note on the device), else the step that failed.
+ */
+static int stat_as_nobody(FIXTURE_DATA(stat) *self, int listed)
+{
+	json_object *doc, *p;
+	char id[33], *out;
+	int pool, status;
+
+	/* root's pools stay with root */
+	close(self->a);
+	close(self->b);
+	close(self->a_imp);
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	/* setuid made us non-dumpable: /proc/self/fd would be root's */
+	prctl(PR_SET_DUMPABLE, 1);
+	pool = stat_pool_create(self->ctl, "nobody-pool", 0,
+				KFDPOOL_HANDLE_TYPE_FD, id);
+	if (pool < 0)
+		return 11;
+	out = stat_run("--json", &status);
+	if (!out)
+		return 12;
+	printf("# as nobody (device %s):\n%s", listed ? "open to all" : "root's", out);
+	doc = stat_doc(out);
+	if (!doc)
+		return 13;
+	p = jfind(doc, "pools", "id", id);
+	if (!p || strcmp(jstr(p, "name"), "nobody-pool"))
+		return 14;
+	if (listed) {
+		/* POOL_LIST shows nobody its own pools, with their uid */
+		if (strcmp(jstr(doc, "source"), "ioctl") ||
+		    strcmp(jstr(doc, "scope"), "own") || jnum(p, "uid") != 65534)
+			return 15;
+	} else {
+		/* no device: from its own fds, and it says why */
+		if (strcmp(jstr(doc, "source"), "fdinfo") ||
+		    !strstr(out, "cannot open /dev/kfdpool"))
+			return 16;
+	}
+	if (!strstr(out, "not readable") || jnum(doc, "unreadable_processes") == 0)
+		return 17;
+	/* root's pool A is not visible to nobody */
+	if (strstr(out, self->a_id))
+		return 18;
+	return 0;
+}
+
+/*
+ * Without root: the caller's own pools, and notes about the rest; through
+ * POOL_LIST when the device is open to the user (as the udev rule opens it
+ * to group render), else from the user's fds.
+ */
 TEST_F(stat, unprivileged)
 {
-	char *out;
+	struct stat sb;
+	int listed, st;
 	pid_t pid;
-	int st;
 
 	if (getuid() != 0)
 		SKIP(return, "needs root to drop to nobody");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		json_object *doc, *p;
-		char id[33];
-		int pool, status;
-
-		/* root's pools stay with root */
-		close(self->a);
-		close(self->b);
-		close(self->a_imp);
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		/* setuid made us non-dumpable: /proc/self/fd would be root's */
-		prctl(PR_SET_DUMPABLE, 1);
-		pool = stat_pool_create(self->ctl, "nobody-pool", 0,
-					KFDPOOL_HANDLE_TYPE_FD, id);
-		if (pool < 0)
-			_exit(11);
-		out = stat_run("--json", &status);
-		if (!out)
-			_exit(12);
-		printf("# as nobody:\n%s", out);
-		doc = stat_doc(out);
-		if (!doc)
-			_exit(13);
-		p = jfind(doc, "pools", "id", id);
-		if (!p || strcmp(jstr(p, "name"), "nobody-pool") || jnum(p, "uid") != 65534)
-			_exit(14);
-		/* POOL_LIST shows nobody its own pools */
-		if (strcmp(jstr(doc, "source"), "ioctl") || strcmp(jstr(doc, "scope"), "own"))
-			_exit(15);
-		if (!strstr(out, "not readable") || jnum(doc, "unreadable_processes") == 0)
-			_exit(16);
-		/* root's pool A is not visible to nobody */
-		if (strstr(out, self->a_id))
-			_exit(17);
-		_exit(0);
+	ASSERT_EQ(0, stat("/dev/kfdpool", &sb));
+	for (listed = 0; listed < 2; listed++) {
+		ASSERT_EQ(0, chmod("/dev/kfdpool", listed ? 0666 : 0600));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			_exit(stat_as_nobody(self, listed));
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("device open to nobody: %d", listed);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WEXITSTATUS(st));
+	chmod("/dev/kfdpool", sb.st_mode & 07777);
 }
 
 TEST_HARNESS_MAIN
