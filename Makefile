@@ -41,11 +41,15 @@ all: lib
 
 # Kbuild writes its objects next to the sources, so each kernel gets a
 # directory of links to the sources: several kernels build side by side.
+# Kbuild runs the feature probes itself (kmod/probes/, read through the
+# directory link), as it does for M=$$PWD and dkms builds.
 KSRCS := $(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h)
-modules: $(KOUT)/gen/kfdpool_features.h
+modules:
 	@mkdir -p $(KOUT)/kmod
 	@ln -sfn $(SRC)/Kbuild $(KOUT)/Kbuild
+	@ln -sfn $(SRC)/dkms.conf $(KOUT)/dkms.conf
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
+	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
@@ -58,9 +62,6 @@ test-modules: modules
 	@ln -sfn $(SRC)/selftests/importer/Kbuild $(KOUT)/importer/Kbuild
 	@ln -sfn $(SRC)/selftests/importer/kfdpool_importer.c $(KOUT)/importer/
 	$(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
-
-$(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
-	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
@@ -86,6 +87,11 @@ checkpatch: ksft
 
 demo:
 	$(SRC)/tools/demo
+
+# Your own program in the VM, as README shows it (TAP lines).
+.PHONY: vm-add-check
+vm-add-check: lib
+	$(SRC)/tools/vm/add-check $(SRC) $(BUILD)
 
 check:
 	$(SRC)/tools/check

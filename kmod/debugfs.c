@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
- * kfdpool-stat parses this format: keep the columns and their order.  Ids
- * are the reader's numbers (pid namespace, and the user namespace of the
- * opener), as in fdinfo; owner_pid is 0 once the creator is gone.
+ * A debugging aid for root (the tests count pools with it), not an
+ * interface: monitors use KFDPOOL_IOC_POOL_LIST and fdinfo.  Ids are the
+ * reader's numbers (pid namespace, and the user namespace of the opener),
+ * as in fdinfo; owner_pid is 0 once the creator is gone.
  */
 #include <linux/debugfs.h>
 #include <linux/pid.h>

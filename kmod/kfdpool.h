@@ -71,6 +71,8 @@ struct kfdpool_user;
  * @ref: one reference per open pool file (and per transient lookup)
  * @lock: protects everything below that is not marked constant
  * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @serial: creation number, never reused: the list is in @serial order, and
+ *	POOL_LIST's cursor is a @serial (constant)
  * @id: random 128-bit id (constant)
  * @name: NUL-terminated name (constant)
  * @limit: bytes the pool may pin, 0 for no limit (constant)
@@ -103,6 +105,7 @@ struct kfdpool_pool {
 	struct kref ref;
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head node;
+	u64 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
@@ -135,6 +138,9 @@ struct kfdpool_pool {
 /**
  * struct kfdpool_file - one open pool file (the private data of the file)
  * @pool: the pool; the file holds a reference
+ * @id: number of the open file, never reused (fdinfo's kfdpool-file-id: fds
+ *	that show the same id share one open file, through fork, dup or fd
+ *	passing) (constant)
  * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT (constant)
  * @imports: entry id -> xa_mk_value(imports this file holds of the entry),
  *	under pool->lock
@@ -143,6 +149,7 @@ struct kfdpool_pool {
  */
 struct kfdpool_file {
 	struct kfdpool_pool *pool;
+	u64 id;
 	u32 mode;
 	struct xarray imports;
 	u32 nr_imports;
@@ -348,6 +355,10 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 				      struct kfdpool_fd_out *fdo);
+
+/* list.c */
+long kfdpool_ioctl_pool_list(struct file *file, void *data,
+			     struct kfdpool_fd_out *fdo);
 
 /* debugfs.c */
 void kfdpool_debugfs_init(void);

@@ -5,6 +5,8 @@
  * The control device /dev/kfdpool, the module parameters, and the
  * size-versioned ioctl dispatch shared by the control device and pool fds.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/miscdevice.h>
@@ -226,6 +228,10 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_IMPORT_HANDLE,
 			      sizeof(struct kfdpool_pool_import_handle),
 			      kfdpool_ioctl_pool_import_handle),
+	[_IOC_NR(KFDPOOL_IOC_POOL_LIST)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_LIST,
+			      sizeof(struct kfdpool_pool_list),
+			      kfdpool_ioctl_pool_list),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -241,8 +247,17 @@ static const struct file_operations kfdpool_ctl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
+/*
+ * A fixed minor from the misc range reserved for local use (243-254 in
+ * Documentation/admin-guide/devices.txt), so that the module can carry the
+ * char-major-10-N and devname: aliases: depmod lists the node in
+ * modules.devname, "kmod static-nodes" creates it at boot, and the first
+ * open of /dev/kfdpool loads the module.
+ */
+#define KFDPOOL_MINOR	247
+
 static struct miscdevice kfdpool_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
+	.minor = KFDPOOL_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
 	/*
@@ -258,6 +273,8 @@ static int __init kfdpool_init(void)
 
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
+	if (ret == -EBUSY)
+		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
 	if (ret)
 		kfdpool_debugfs_exit();
 	return ret;
@@ -278,5 +295,9 @@ module_init(kfdpool_init);
 module_exit(kfdpool_exit);
 
 MODULE_DESCRIPTION("Shareable GPU and host memory pools over dma-buf");
+MODULE_AUTHOR("The kfdpool authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(KFDPOOL_VERSION);
+MODULE_ALIAS_MISCDEV(KFDPOOL_MINOR);
+MODULE_ALIAS("devname:kfdpool");
 KFDPOOL_IMPORT_NS_DMA_BUF();

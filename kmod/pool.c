@@ -15,9 +15,14 @@
 
 #include "kfdpool.h"
 
-/* Protects kfdpool_pools: every pool, for debugfs and lookups by id. */
+/*
+ * Protects kfdpool_pools: every pool, for debugfs, POOL_LIST and lookups by
+ * id, in creation order.
+ */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
+static u64 kfdpool_pool_serial;	/* under kfdpool_pools_lock */
+static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
 static void kfdpool_pool_release(struct kref *ref)
 {
@@ -79,6 +84,7 @@ static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 	if (!pf)
 		return ERR_PTR(-ENOMEM);
 	pf->pool = pool;
+	pf->id = atomic64_inc_return(&kfdpool_file_ids);
 	pf->mode = mode;
 	xa_init(&pf->imports);
 
@@ -162,6 +168,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
 
 	mutex_lock(&kfdpool_pools_lock);
+	pool->serial = ++kfdpool_pool_serial;
 	list_add_tail(&pool->node, &kfdpool_pools);
 	mutex_unlock(&kfdpool_pools_lock);
 
@@ -371,6 +378,7 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-imported:\t%llu\n", st->imported_bytes);
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st->fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st->fd_imports);
+	seq_printf(m, "kfdpool-file-id:\t%llu\n", pf->id);
 	kfree(st);
 }
 

@@ -419,7 +419,7 @@ TEST_F(pool, fdinfo_keys)
 		"kfdpool-used-high", "kfdpool-draining", "kfdpool-entries",
 		"kfdpool-draining-entries", "kfdpool-records",
 		"kfdpool-import-fds", "kfdpool-imported",
-		"kfdpool-fd-imported", "kfdpool-fd-imports",
+		"kfdpool-fd-imported", "kfdpool-fd-imports", "kfdpool-file-id",
 	};
 	char path[64], line[256];
 	unsigned int k = 0;

@@ -2,7 +2,7 @@
 /*
  * kfdpool: shareable GPU and host memory pools.
  *
- * /dev/kfdpool (the control device) creates pools.  A pool is an
+ * /dev/kfdpool (the control device) creates and lists pools.  A pool is an
  * anonymous-inode file; its fds are either owner fds (may pin, allocate,
  * unpin, export and revoke) or import fds (may import, release and read
  * stats).
@@ -222,6 +222,96 @@ struct kfdpool_pool_import_handle {
 	struct kfdpool_pool_handle handle;
 	__u32 flags;
 	__s32 fd;
+};
+
+/**
+ * struct kfdpool_pool_info - one pool as KFDPOOL_IOC_POOL_LIST reports it
+ * @id: the pool's id
+ * @name: the pool's name, NUL-terminated
+ * @limit: bytes the pool may pin, 0 for no limit
+ * @handle_types: KFDPOOL_HANDLE_TYPE_* the pool allows
+ * @owner_pid: pid (in the caller's pid namespace) of the pool's creator, 0
+ *	if not visible there
+ * @uid: euid of the creator, in the caller's user namespace (the overflow
+ *	uid if unmapped there)
+ * @entries: entries, draining ones included
+ * @reserved_bytes: bytes of all entries, draining ones included
+ * @reserved_high: high-water mark of @reserved_bytes
+ * @used_bytes: bytes covered by live export records
+ * @used_high: high-water mark of @used_bytes
+ * @draining_bytes: bytes of unpinned entries that imports keep alive
+ * @imported_bytes: sum over import holders of the bytes of the entries each
+ *	holds
+ * @draining_entries: entries unpinned but still imported
+ * @records: live export records
+ * @import_fds: import-mode files of the pool that are open
+ * @pad: 0
+ *
+ * The figures are those of struct kfdpool_pool_stats, read together under
+ * the pool's lock.
+ */
+struct kfdpool_pool_info {
+	__u8 id[KFDPOOL_ID_LEN];
+	char name[KFDPOOL_NAME_LEN];
+	__u64 limit;
+	__u32 handle_types;
+	__s32 owner_pid;
+	__u32 uid;
+	__u32 entries;
+	__u64 reserved_bytes;
+	__u64 reserved_high;
+	__u64 used_bytes;
+	__u64 used_high;
+	__u64 draining_bytes;
+	__u64 imported_bytes;
+	__u32 draining_entries;
+	__u32 records;
+	__u32 import_fds;
+	__u32 pad;
+};
+
+/* The most elements one KFDPOOL_IOC_POOL_LIST call fills. */
+#define KFDPOOL_POOL_LIST_MAX	256
+
+/* kfdpool_pool_list.scope: which pools the caller is shown. */
+#define KFDPOOL_POOL_LIST_ALL	1	/* every pool (CAP_SYS_ADMIN) */
+#define KFDPOOL_POOL_LIST_OWN	2	/* pools created by the caller's euid */
+
+/**
+ * struct kfdpool_pool_list - list the pools the caller may see, a page at
+ *	a time (on /dev/kfdpool)
+ * @pools: in: user pointer to an array of @count elements of @info_size
+ *	bytes each (struct kfdpool_pool_info); may be 0 when @count is 0
+ * @count: in: elements the array holds, 0..KFDPOOL_POOL_LIST_MAX (else
+ *	-EINVAL); out: elements written
+ * @info_size: in: the size of one element as the caller knows it, at least
+ *	the first version's and at most 4096 (else -EINVAL).  The kernel
+ *	writes min(@info_size, its size) bytes of each element and zeroes the
+ *	rest of it
+ * @flags: in: must be 0
+ * @cursor: in: 0 for the first page, else the previous call's @next_cursor
+ * @next_cursor: out: the cursor of the next page; 0 when no pool the caller
+ *	may see is left after this page
+ * @scope: out: KFDPOOL_POOL_LIST_ALL when the caller has CAP_SYS_ADMIN in
+ *	the initial user namespace (every pool is listed), else
+ *	KFDPOOL_POOL_LIST_OWN (the pools created by the caller's euid)
+ * @pad: must be 0
+ *
+ * Pools are listed in creation order.  A pool that exists from the first
+ * call to the last is listed exactly once; a pool created or destroyed
+ * meanwhile may or may not be.  @count 0 asks only whether any pool is
+ * there (@next_cursor).  Nothing is copied to user space under a lock: a
+ * page is read into the kernel, then copied out (-EFAULT if that fails).
+ */
+struct kfdpool_pool_list {
+	__u64 pools;
+	__u32 count;
+	__u32 info_size;
+	__u32 flags;
+	__u32 scope;
+	__u64 cursor;
+	__u64 next_cursor;
+	__u64 pad;
 };
 
 /* ------------------------------------------------------------------ */
@@ -556,6 +646,8 @@ struct kfdpool_alloc {
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x01, struct kfdpool_pool_create)
 #define KFDPOOL_IOC_POOL_IMPORT_HANDLE \
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x02, struct kfdpool_pool_import_handle)
+#define KFDPOOL_IOC_POOL_LIST \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x03, struct kfdpool_pool_list)
 
 /* On pool fds */
 #define KFDPOOL_IOC_POOL_STATS \

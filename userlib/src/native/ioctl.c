@@ -272,3 +272,29 @@ KFDPOOL_EXPORT int kfdpool_release_batch(int pool_fd,
 	return batch_ioctl(pool_fd, KFDPOOL_IOC_RELEASE_BATCH, ops, count,
 			   sizeof(*ops));
 }
+
+KFDPOOL_EXPORT int kfdpool_pool_list(int ctl_fd, struct kfdpool_pool_info *pools,
+				     uint32_t count, uint64_t *cursor,
+				     uint32_t *scope)
+{
+	struct kfdpool_pool_list l;
+	int ret;
+
+	if (!cursor || (count && !pools))
+		return -EINVAL;
+	/* "Up to count": the rest comes with the next cursor. */
+	if (count > KFDPOOL_POOL_LIST_MAX)
+		count = KFDPOOL_POOL_LIST_MAX;
+	memset(&l, 0, sizeof(l));
+	l.pools = (uintptr_t)pools;
+	l.count = count;
+	l.info_size = sizeof(*pools);
+	l.cursor = *cursor;
+	ret = kfdpool_xioctl(ctl_fd, KFDPOOL_IOC_POOL_LIST, &l);
+	if (ret < 0)
+		return ret;
+	*cursor = l.next_cursor;
+	if (scope)
+		*scope = l.scope;
+	return (int)l.count;
+}
