@@ -6,6 +6,9 @@
 # libraries and program they use, in $(OUTPUT)/hiprt (not run as tests).
 
 HIPRT_DIR := $(OUTPUT)/hiprt
+# Installed with the tests (kselftest's install copies TEST_GEN_FILES):
+# lib_hiprt_dso_test finds its library through $ORIGIN/hiprt.
+TEST_GEN_FILES += $(HIPRT_DIR)
 HIPRT_CFLAGS := $(CFLAGS) -D__HIP_PLATFORM_AMD__
 HIPRT_DEPS := lib_hiprt.h lib_hip_util.h $(KFDPOOL_UAPI)/linux/kfdpool.h \
 	$(wildcard $(LIBKFDPOOL)/libkfdpool-hip.so)

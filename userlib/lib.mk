@@ -139,14 +139,13 @@ $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 # versions in libkfdpool-hip), as KTAP.
 .PHONY: symbols-check
 symbols-check: lib
-	$(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
+	@$(KTAP_RUN) symbols-check $(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
 unit: symbols-check
 
-# Each program prints KTAP; the summary line counts them all.
+# Each program prints KTAP, between tools/ktap-run's markers.
 unit: lib $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
-		echo "# unit: $$(basename $$t)"; \
-		timeout 300 $$t || fail=1; \
+		$(KTAP_RUN) $$(basename $$t) timeout 300 $$t || fail=1; \
 	done; exit $$fail
 
 # ---- examples ----

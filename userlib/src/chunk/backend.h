@@ -32,6 +32,11 @@ struct kp_backend {
 	int (*probe)(void);
 	/* Allocate @size bytes (a page multiple) on device @dev. */
 	int (*alloc)(int dev, uint64_t size, struct kp_mem *m);
+	/* Or allocate and pin in one step (the module): the chunk is entry
+	 * *@entry_id of the pool of owner fd @pool_fd, pinned with @cookie.
+	 * Set instead of alloc. */
+	int (*alloc_pinned)(int pool_fd, uint64_t size, uint64_t cookie,
+			    struct kp_mem *m, uint32_t *entry_id);
 	void (*free)(struct kp_mem *m);
 	/* Map a dma-buf received from another process; @fd stays the
 	 * caller's. */
@@ -39,6 +44,7 @@ struct kp_backend {
 	void (*unmap_import)(struct kp_mem *m);
 };
 
+extern const struct kp_backend kp_backend_module;
 extern const struct kp_backend kp_backend_dmaheap;
 extern const struct kp_backend kp_backend_udmabuf;
 extern const struct kp_backend kp_backend_vgem;
@@ -79,9 +85,15 @@ int kp_rocr_device_of(const char *bus_id, int *dev);
 /*
  * Choose the backend of a new pool: @device 1 for hipMemLocationTypeDevice.
  * Honours KFDPOOL_BACKEND.  NULL and *err = -ENODEV (device pool, no GPU,
- * no substitute named) or the probe's error.
+ * no substitute named), -EINVAL (KFDPOOL_BACKEND refused, said on stderr)
+ * or the probe's error.
  */
 const struct kp_backend *kp_backend_pick(int device, int *err);
 const struct kp_backend *kp_backend_by_name(const char *name);
+/*
+ * 0, or -EINVAL (said on stderr) when KFDPOOL_BACKEND names no backend, or
+ * kfd for a host pool (@device 0; 1: a device pool, -1: either).
+ */
+int kp_backend_env_check(int device);
 
 #endif

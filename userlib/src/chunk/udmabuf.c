@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -15,6 +16,28 @@
 #include "backend.h"
 
 #define UDMABUF_PATH "/dev/udmabuf"
+#define UDMABUF_LIMIT "/sys/module/udmabuf/parameters/size_limit_mb"
+
+/*
+ * Is @size over udmabuf's size_limit_mb?  1 when it is or the limit cannot
+ * be read, 0 when it is not.  UDMABUF_CREATE answers EINVAL for a buffer
+ * over the limit (drivers/dma-buf/udmabuf.c, udmabuf_create()); its other
+ * EINVALs (offset or size not page-aligned, no pages, a memfd without
+ * F_SEAL_SHRINK or with F_SEAL_WRITE, unknown flags) cannot come from the
+ * request made here, so an EINVAL whose cause cannot be read is the limit.
+ */
+static int udmabuf_over_limit(uint64_t size)
+{
+	unsigned long long mb;
+	FILE *f = fopen(UDMABUF_LIMIT, "re");
+	int n;
+
+	if (!f)
+		return 1;
+	n = fscanf(f, "%llu", &mb);
+	fclose(f);
+	return n != 1 || size > (mb << 20);
+}
 
 static int udmabuf_probe(void)
 {
@@ -50,6 +73,9 @@ static int udmabuf_alloc(int dev, uint64_t size, struct kp_mem *m)
 	fd = ioctl(ufd, UDMABUF_CREATE, &c);
 	ret = fd < 0 ? -errno : 0;
 	close(ufd);
+	/* Too big for udmabuf is out of memory, not a bad argument. */
+	if (ret == -EINVAL && udmabuf_over_limit(size))
+		ret = -E2BIG;
 	if (ret)
 		goto out_memfd;
 	ret = kp_host_map(memfd, size, &m->addr);

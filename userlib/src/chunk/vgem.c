@@ -81,6 +81,13 @@ static int vgem_alloc(int dev, uint64_t size, struct kp_mem *m)
 	m->dmabuf_fd = -1;
 	if (fd < 0)
 		return fd;
+	/*
+	 * DRM_IOCTL_MODE_CREATE_DUMB computes the size in 32 bits and
+	 * answers EINVAL past it (drm_mode_create_dumb()): too big, so
+	 * E2BIG (out of memory) before asking.
+	 */
+	if (size / 4096 > UINT32_MAX / 4096)
+		return -E2BIG;
 	/* 4096 bytes a row, one byte a pixel: size is a page multiple. */
 	memset(&c, 0, sizeof(c));
 	c.width = 4096;

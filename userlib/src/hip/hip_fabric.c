@@ -54,13 +54,17 @@ static int policy_from_env(uint32_t *policy, uint32_t *gid)
 		return 0;
 	}
 	if (strncmp(e, "gid:", 4) || e[4] < '0' || e[4] > '9')
-		return -EINVAL;
+		goto bad;
+	errno = 0;
 	v = strtoull(e + 4, &end, 10);
-	if (*end || v >= UINT32_MAX)
-		return -EINVAL;
+	if (errno || *end || v >= UINT32_MAX)
+		goto bad;
 	*policy = KFDPOOL_HANDLE_POLICY_GID;
 	*gid = (uint32_t)v;
 	return 0;
+bad:
+	kp_env_invalid("KFDPOOL_FABRIC_POLICY", e, "uid, any, gid:N");
+	return -EINVAL;
 }
 
 void kp_fabric_fork(int prepare)

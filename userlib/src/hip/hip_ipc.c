@@ -194,6 +194,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 	} else {
 		return hipErrorInvalidValue;
 	}
+	/* Read below to tell a host substitute's device pool. */
+	if (kp_backend_env_check(-1))
+		return hipErrorInvalidValue;
 
 	if (handle_type == hipMemHandleTypeFabric) {
 		err = kp_ctl_or_err(&ctl, &features);

@@ -18,22 +18,49 @@
 
 static unsigned int g_pool_seq;
 
+/*
+ * KFDPOOL_CHUNK_SIZE: bytes (decimal, or 0x hex), with an optional k, m or
+ * g suffix; a page multiple of at least MIN_GRANULE.  0 when refused (and
+ * said on stderr).
+ */
 static uint64_t env_granularity(void)
 {
 	const char *e = getenv("KFDPOOL_CHUNK_SIZE");
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	if (!e || !*e)
 		return DEF_GRANULE;
+	if (*e < '0' || *e > '9')	/* no sign, no space */
+		goto bad;
+	errno = 0;
 	v = strtoull(e, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
+	if (errno)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	}
+	if (shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		goto bad;
+	v <<= shift;
 	if (v < MIN_GRANULE || v % PAGE)
-		return DEF_GRANULE;
+		goto bad;
 	return v;
+bad:
+	kp_env_invalid("KFDPOOL_CHUNK_SIZE", e,
+		       "bytes, a multiple of 4096 and at least 65536, with an optional k, m or g suffix");
+	return 0;
 }
 
 static hipError_t check_props(const hipMemPoolProps *props)
@@ -128,7 +155,11 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 	if (!*be) {
 		if (err == -EINVAL)	/* KFDPOOL_BACKEND names nothing usable */
 			return hipErrorInvalidValue;
-		return device ? hipErrorNoDevice : kfdpoolErrnoToHip(err);
+		if (err == -EOPNOTSUPP)	/* a module without ALLOC */
+			return hipErrorNotSupported;
+		/* No GPU, or the backend's device is missing (ENOENT,
+		 * ENODEV) or closed to the caller (EACCES, EPERM). */
+		return hipErrorNoDevice;
 	}
 	if (device) {
 		/* A substitute backend stands in for device 0 only. */
@@ -221,6 +252,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	const struct kp_backend *be;
 	uint32_t features = 0;
 	char name[KFDPOOL_NAME_LEN], busid[BUSID_LEN];
+	uint64_t granularity;
 	int device, ctl, fd, ours, dev;
 	uint8_t id[KFDPOOL_ID_LEN];
 	hipError_t err;
@@ -237,6 +269,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	err = check_props(pool_props);
 	if (err)
 		return err;
+	granularity = env_granularity();
+	if (!granularity)
+		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
 	dev = device ? pool_props->location.id : 0;
 	err = kp_pick_backend(rt, device, dev, &be);
@@ -286,7 +321,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	pool->dev = dev;
 	if (device)
 		memcpy(pool->busid, busid, sizeof(busid));
-	pool->granularity = env_granularity();
+	pool->granularity = granularity;
 	pool->max_size = pool_props->maxSize;
 	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
 	pool->magic = POOL_MAGIC;

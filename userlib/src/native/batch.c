@@ -108,19 +108,25 @@ int kp_module_info(uint32_t *features, uint32_t *max_batch)
 static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
 static enum kfdpool_batch_mode forced_mode;
 static __thread enum kfdpool_batch_mode last_mode;
+/* KFDPOOL_BATCH was refused: batches fail until a mode is set. */
+static int mode_env_bad;
 
 static void mode_init(void)
 {
 	const char *e = getenv("KFDPOOL_BATCH");
 
-	if (!e)
+	if (!e || !*e || !strcmp(e, "auto"))
 		return;
-	if (!strcmp(e, "uring"))
+	if (!strcmp(e, "uring")) {
 		forced_mode = KFDPOOL_BATCH_URING;
-	else if (!strcmp(e, "ioctl"))
+	} else if (!strcmp(e, "ioctl")) {
 		forced_mode = KFDPOOL_BATCH_IOCTL;
-	else if (!strcmp(e, "single"))
+	} else if (!strcmp(e, "single")) {
 		forced_mode = KFDPOOL_BATCH_SINGLE;
+	} else {
+		kp_env_invalid("KFDPOOL_BATCH", e, "auto, uring, ioctl, single");
+		mode_env_bad = 1;
+	}
 }
 
 KFDPOOL_EXPORT enum kfdpool_batch_mode
@@ -130,6 +136,7 @@ kfdpool_set_batch_mode(enum kfdpool_batch_mode m)
 
 	pthread_once(&mode_once, mode_init);
 	old = __atomic_exchange_n(&forced_mode, m, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mode_env_bad, 0, __ATOMIC_SEQ_CST);
 	return old;
 }
 
@@ -421,6 +428,8 @@ static int run(int fd, enum op op, void *ops, size_t count)
 	for (i = 0; i < count; i++)
 		*status_of(op, ops, i) = 0;
 	pthread_once(&mode_once, mode_init);
+	if (__atomic_load_n(&mode_env_bad, __ATOMIC_SEQ_CST))
+		return -EINVAL;
 	mode = __atomic_load_n(&forced_mode, __ATOMIC_SEQ_CST);
 	if (kp_module_info(&features, &max_batch) < 0)
 		features = 0;

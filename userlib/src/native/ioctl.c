@@ -104,6 +104,23 @@ KFDPOOL_EXPORT int kfdpool_pin(int pool_fd, int dmabuf_fd, uint64_t cookie,
 	return 0;
 }
 
+KFDPOOL_EXPORT int kfdpool_alloc(int pool_fd, uint64_t size, uint64_t cookie,
+				 uint32_t *entry_id)
+{
+	struct kfdpool_alloc a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.cookie = cookie;
+	ret = kfdpool_xioctl(pool_fd, KFDPOOL_IOC_ALLOC, &a);
+	if (ret < 0)
+		return ret;
+	if (entry_id)
+		*entry_id = a.entry_id;
+	return a.fd;
+}
+
 KFDPOOL_EXPORT int kfdpool_unpin(int pool_fd, uint32_t entry_id,
 				 uint32_t *revoked, uint32_t *draining)
 {
@@ -254,4 +271,30 @@ KFDPOOL_EXPORT int kfdpool_release_batch(int pool_fd,
 {
 	return batch_ioctl(pool_fd, KFDPOOL_IOC_RELEASE_BATCH, ops, count,
 			   sizeof(*ops));
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_list(int ctl_fd, struct kfdpool_pool_info *pools,
+				     uint32_t count, uint64_t *cursor,
+				     uint32_t *scope)
+{
+	struct kfdpool_pool_list l;
+	int ret;
+
+	if (!cursor || (count && !pools))
+		return -EINVAL;
+	/* "Up to count": the rest comes with the next cursor. */
+	if (count > KFDPOOL_POOL_LIST_MAX)
+		count = KFDPOOL_POOL_LIST_MAX;
+	memset(&l, 0, sizeof(l));
+	l.pools = (uintptr_t)pools;
+	l.count = count;
+	l.info_size = sizeof(*pools);
+	l.cursor = *cursor;
+	ret = kfdpool_xioctl(ctl_fd, KFDPOOL_IOC_POOL_LIST, &l);
+	if (ret < 0)
+		return ret;
+	*cursor = l.next_cursor;
+	if (scope)
+		*scope = l.scope;
+	return (int)l.count;
 }

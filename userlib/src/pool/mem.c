@@ -22,6 +22,15 @@
 
 /* ---- chunks ---- */
 
+/* Give back a chunk's memory that never joined the pool (unlocked). */
+static void chunk_drop(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
+		       int pinned)
+{
+	if (pinned)
+		kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
+	pool->be->free(&c->mem);
+}
+
 /*
  * Reserve a chunk of @size bytes (pool locked; unlocks around the backend
  * and the pin).  The new chunk is one ready block.
@@ -33,7 +42,7 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	struct kp_chunk *c;
 	uint64_t cookie;
 	size_t npeers = 0;
-	int ret, i;
+	int ret, i, pinned = !!pool->be->alloc_pinned;
 
 	if (pool->max_size && pool->reserved + size > pool->max_size)
 		return -ENOSPC;
@@ -50,7 +59,13 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	cookie = ++pool->chunk_seq;
 	kp_pool_leave(pool);
 	c = kp_chunk_alloc();
-	ret = c ? pool->be->alloc(pool->dev, size, &c->mem) : -ENOMEM;
+	if (!c)
+		ret = -ENOMEM;
+	else if (pinned)	/* the module allocates and pins in one call */
+		ret = pool->be->alloc_pinned(pool->fd, size, cookie, &c->mem,
+					     &c->entry_id);
+	else
+		ret = pool->be->alloc(pool->dev, size, &c->mem);
 	if (!ret && c->mem.size > size) {
 		/* The backend's granularity made it larger. */
 		uint64_t more = c->mem.size - size;
@@ -62,12 +77,12 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 			ret = -ENOSPC;
 		kp_pool_leave(pool);
 		if (ret)
-			pool->be->free(&c->mem);
+			chunk_drop(pool, c, pinned);
 	}
 	if (!ret && npeers) {
 		ret = kp_rocr_set_access(&c->mem, peers, npeers);
 		if (ret)
-			pool->be->free(&c->mem);
+			chunk_drop(pool, c, pinned);
 	}
 	if (!ret) {
 		/*
@@ -76,8 +91,9 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 		 * nothing of this process's memory layout, as the chunk's
 		 * address would.  Importers do not use it.
 		 */
-		ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, cookie, NULL,
-				  &c->entry_id);
+		if (!pinned)
+			ret = kfdpool_pin(pool->fd, c->mem.dmabuf_fd, cookie,
+					  NULL, &c->entry_id);
 		/* The pin (and the mapping) hold the dma-buf. */
 		if (c->mem.dmabuf_fd >= 0)
 			close(c->mem.dmabuf_fd);
