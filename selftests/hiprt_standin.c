@@ -544,13 +544,34 @@ static struct smem *mem_at(const void *p)
 	return NULL;
 }
 
+/*
+ * The host exporters that hand out a dma-buf of their own (not the
+ * module's backend: its chunks are a kfdpool pool's entries, which a
+ * runtime's memory is not until libkfdpool-hip pins it).
+ */
+static const struct kp_backend *exporter(int *err)
+{
+	static const struct kp_backend *const all[] = {
+		&kp_backend_dmaheap, &kp_backend_udmabuf, &kp_backend_vgem,
+	};
+	size_t i;
+
+	*err = -ENODEV;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		*err = all[i]->probe();
+		if (!*err)
+			return all[i];
+	}
+	return NULL;
+}
+
 /* A real dma-buf of host memory, mapped. */
 static int dmabuf_alloc(size_t size, struct kp_mem *km)
 {
 	const struct kp_backend *be;
 	int err;
 
-	be = kp_backend_pick(0, &err);
+	be = exporter(&err);
 	if (!be)
 		return err;
 	return be->alloc(0, (size + 4095) & ~(size_t)4095, km);
@@ -561,7 +582,7 @@ static void dmabuf_free(struct kp_mem *km)
 	const struct kp_backend *be;
 	int err;
 
-	be = kp_backend_pick(0, &err);
+	be = exporter(&err);
 	if (be)
 		be->free(km);
 }
