@@ -300,6 +300,32 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
+static hipError_t create_dev1(void *pool)
+{
+	return device_pool(pool, 1);
+}
+
+/* KFDPOOL_RT_PATH: a value it refuses fails the call, said once per call,
+ * never ignored (the library's rule for every KFDPOOL_* variable). */
+TEST_F(dev, rt_path_is_validated)
+{
+	hipMemPool_t pool = NULL;
+	char out[1024];
+	hipError_t e;
+
+	setenv("KFDPOOL_RT_PATH", "dma-buf", 1);
+	EXPECT_EQ(1, stderr_lines(create_dev1, &pool, &e, out, sizeof(out)))
+		TH_LOG("%s", out);
+	unsetenv("KFDPOOL_RT_PATH");
+	EXPECT_EQ(hipErrorInvalidValue, e);
+	EXPECT_TRUE(strstr(out, "KFDPOOL_RT_PATH=\"dma-buf\" is not valid") != NULL)
+		TH_LOG("%s", out);
+	/* Nothing half made; unset, the same call works. */
+	EXPECT_EQ(NULL, pool);
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
 /* ROCr 5.6 to 6.0 (no VMM): a child with that runtime version. */
 static int dmabuf_child(void)
 {

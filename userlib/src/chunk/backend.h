@@ -77,6 +77,9 @@ int kp_kfd_device_of(const char *bus_id, int *dev);
  */
 enum { KP_RT_NONE, KP_RT_VMM, KP_RT_DMABUF };
 int kp_rocr_path(void);
+/* 0, or -EINVAL (said on stderr) when KFDPOOL_RT_PATH is neither unset,
+ * empty, "vmm" nor "dmabuf". */
+int kp_rocr_env_check(void);
 int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
 		       size_t n);
 int kp_rocr_bus_id(int dev, char *buf, size_t len);

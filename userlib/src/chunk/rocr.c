@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "hip/hip_runtime.h"
+#include "native/internal.h"
 #include "backend.h"
 
 #define HSA_SO "libhsa-runtime64.so.1"
@@ -87,6 +88,16 @@ static int has_dmabuf(const struct kp_runtime *rt)
 	g_hsa_export = (hsa_export_fn)dlsym(h, "hsa_amd_portable_export_dmabuf");
 	g_hsa_close = (hsa_close_fn)dlsym(h, "hsa_amd_portable_close_dmabuf");
 	return g_hsa_export != NULL;
+}
+
+int kp_rocr_env_check(void)
+{
+	const char *e = getenv("KFDPOOL_RT_PATH");
+
+	if (!e || !*e || !strcmp(e, "vmm") || !strcmp(e, "dmabuf"))
+		return 0;
+	kp_env_invalid("KFDPOOL_RT_PATH", e, "vmm, dmabuf");
+	return -EINVAL;
 }
 
 int kp_rocr_path(void)

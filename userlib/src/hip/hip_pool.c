@@ -120,6 +120,8 @@ hipError_t kp_device_backend(const struct kp_runtime *rt,
 	*be = NULL;
 	if (!rt || host_substitute())
 		return hipSuccess;
+	if (kp_rocr_env_check())
+		return hipErrorInvalidValue;
 	if (kp_rocr_path() != KP_RT_NONE) {
 		*be = &kp_backend_rocr;
 		return hipSuccess;
