@@ -568,6 +568,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 {
 	uint64_t v, zero = 0, one = 1;
 	struct kfdpool_pool_stats st;
+	hipMemPoolPtrExportData d;
 	void *p[4];
 	int i, b;
 
@@ -583,12 +584,8 @@ TEST_F(pool, attributes_follow_hip_rules)
 	EXPECT_EQ(4 << 20, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
 	/* The importer sees the kernel's figures: the reserved bytes, and
 	 * as used the bytes exported to it. */
-	{
-		hipMemPoolPtrExportData d;
-
-		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[3]));
-		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[2]));
-	}
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[3]));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[2]));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
 	EXPECT_EQ(2 << 20, st.used_bytes);
 	EXPECT_EQ(2 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
