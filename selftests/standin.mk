@@ -11,7 +11,7 @@
 # stand-in after it, as a HIP program links the runtime.
 
 STANDIN := $(OUTPUT)/standin
-USERLIB_SRC := $(CURDIR)/../userlib/src
+# USERLIB_SRC: the library's sources (Makefile).
 STANDIN_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DKFDPOOL_HIP_OWN_TYPES -I$(USERLIB_SRC) -I/usr/include/libdrm
 STANDIN_BACKENDS := $(addprefix $(USERLIB_SRC)/chunk/,backend.c \
