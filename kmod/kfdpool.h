@@ -9,7 +9,8 @@
  *       kfdpool_limits_lock (spinlock: global and per-uid pinned bytes)
  * No lock is held across a copy to or from user space: ioctl handlers work
  * on kernel copies, and the batch and io_uring paths copy each element in
- * and out around the locked section.
+ * and out around the locked section.  Pool ids are looked up without a lock
+ * (RCU, kfdpool_pool_ids).
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
@@ -20,6 +21,8 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -60,6 +63,8 @@ struct kfdpool_user;
  * @ref: one reference per open pool file (and per transient lookup)
  * @lock: protects everything below that is not marked constant
  * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
+ * @rcu: frees the pool after lookups by id that may still see it
  * @id: random 128-bit id (constant)
  * @name: NUL-terminated name (constant)
  * @limit: bytes the pool may pin, 0 for no limit (constant)
@@ -90,6 +95,8 @@ struct kfdpool_pool {
 	struct kref ref;
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head node;
+	struct rhash_head idnode;
+	struct rcu_head rcu;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
@@ -245,6 +252,9 @@ extern const struct file_operations kfdpool_pool_fops;
 extern struct mutex kfdpool_pools_lock;
 extern struct list_head kfdpool_pools;
 
+int kfdpool_pools_init(void);
+void kfdpool_pools_exit(void);
+struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);

@@ -197,10 +197,15 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
+	ret = kfdpool_pools_init();
+	if (ret)
+		return ret;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
-	if (ret)
+	if (ret) {
 		kfdpool_debugfs_exit();
+		kfdpool_pools_exit();
+	}
 	return ret;
 }
 
@@ -213,6 +218,7 @@ static void __exit kfdpool_exit(void)
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
 	WARN_ON(kfdpool_nr_pools());
+	kfdpool_pools_exit();
 }
 
 module_init(kfdpool_init);

@@ -9,20 +9,65 @@
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/random.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
 
-/* Protects kfdpool_pools: every pool, for debugfs and lookups by id. */
+/*
+ * Protects kfdpool_pools: every pool, for debugfs.  Lookups by id use
+ * kfdpool_pool_ids instead.
+ */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
+
+/* Pools whose reference count is not zero, by id; read under RCU. */
+static struct rhashtable kfdpool_pool_ids;
+
+static const struct rhashtable_params kfdpool_pool_id_params = {
+	.key_len = KFDPOOL_ID_LEN,
+	.key_offset = offsetof(struct kfdpool_pool, id),
+	.head_offset = offsetof(struct kfdpool_pool, idnode),
+	.automatic_shrinking = true,
+};
+
+int kfdpool_pools_init(void)
+{
+	return rhashtable_init(&kfdpool_pool_ids, &kfdpool_pool_id_params);
+}
+
+void kfdpool_pools_exit(void)
+{
+	rhashtable_destroy(&kfdpool_pool_ids);
+}
+
+/**
+ * kfdpool_pool_find_id() - the pool with id @id, with a reference, or NULL
+ * @id: KFDPOOL_ID_LEN bytes
+ *
+ * Takes no lock: the table is read under RCU, and a pool whose last
+ * reference is gone (its release is about to unlist it) is not revived.
+ */
+struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
+{
+	struct kfdpool_pool *pool;
+
+	rcu_read_lock();
+	pool = rhashtable_lookup(&kfdpool_pool_ids, id, kfdpool_pool_id_params);
+	if (pool && !kref_get_unless_zero(&pool->ref))
+		pool = NULL;
+	rcu_read_unlock();
+	return pool;
+}
 
 static void kfdpool_pool_release(struct kref *ref)
 {
 	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
 
+	rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
+			       kfdpool_pool_id_params);
 	mutex_lock(&kfdpool_pools_lock);
 	list_del(&pool->node);
 	mutex_unlock(&kfdpool_pools_lock);
@@ -33,7 +78,9 @@ static void kfdpool_pool_release(struct kref *ref)
 	kfdpool_user_put(pool->user);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
-	kfree_sensitive(pool);	/* the handle key */
+	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
+	/* Lookups by id may still be looking at it. */
+	kfree_rcu(pool, rcu);
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -132,7 +179,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 {
 	struct kfdpool_pool_create *args = data;
 	struct kfdpool_pool *pool;
-	int fd;
+	int fd, ret;
 
 	if (args->flags || args->pad ||
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
@@ -149,7 +196,6 @@ long kfdpool_pool_create(struct file *file, void *data,
 	}
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
-	get_random_bytes(pool->id, sizeof(pool->id));
 	kfdpool_handle_key_init(pool);
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit :
@@ -160,6 +206,20 @@ long kfdpool_pool_create(struct file *file, void *data,
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	hash_init(pool->dmabufs);
 	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
+
+	/* 128 random bits do not collide; if they ever did, draw again. */
+	do {
+		get_random_bytes(pool->id, sizeof(pool->id));
+		ret = rhashtable_lookup_insert_fast(&kfdpool_pool_ids,
+						    &pool->idnode,
+						    kfdpool_pool_id_params);
+	} while (ret == -EEXIST);
+	if (ret) {
+		kfdpool_user_put(pool->user);
+		put_pid(pool->owner_pid);
+		kfree_sensitive(pool);
+		return ret;
+	}
 
 	mutex_lock(&kfdpool_pools_lock);
 	list_add_tail(&pool->node, &kfdpool_pools);
