@@ -81,6 +81,7 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	entry->size = dmabuf->size;
 	entry->cookie = args->cookie;
 	INIT_LIST_HEAD(&entry->records);
+	entry->cover.root = RB_ROOT;
 
 	mutex_lock(&pool->lock);
 	ret = kfdpool_pin_locked(pool, entry);
@@ -108,6 +109,7 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 {
 	lockdep_assert_held(&pool->lock);
 	WARN_ON(!list_empty(&entry->records));
+	WARN_ON(!RB_EMPTY_ROOT(&entry->cover.root));
 	WARN_ON(entry->holders);
 
 	xa_erase(&pool->entries, entry->id);

@@ -21,6 +21,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/rcupdate.h>
 #include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
@@ -57,6 +58,17 @@ extern unsigned int kfdpool_max_entries;
 
 struct dma_buf;
 struct kfdpool_user;
+struct kfdpool_bp;
+
+/**
+ * struct kfdpool_cover - the bytes of an entry its records cover (cover.c)
+ * @root: breakpoints (struct kfdpool_bp), by offset
+ * @bytes: bytes at least one record covers
+ */
+struct kfdpool_cover {
+	struct rb_root root;
+	u64 bytes;
+};
 
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
@@ -80,7 +92,7 @@ struct kfdpool_user;
  * @generation: export counter; each record stores its value
  * @reserved: bytes of all entries, draining ones included
  * @reserved_high: high-water mark of @reserved
- * @used: bytes covered by live records
+ * @used: bytes at least one live record covers
  * @used_high: high-water mark of @used
  * @draining: bytes of draining entries
  * @imported: sum over pool files of the bytes of the entries each holds
@@ -152,6 +164,7 @@ struct kfdpool_file {
  * @draining: unpinned, kept until the last import of it is released
  * @holders: pool files that hold imports of the entry
  * @records: live records of the entry (struct kfdpool_rec.node)
+ * @cover: the bytes the records cover
  * @hnode: in pool->dmabufs while live
  */
 struct kfdpool_entry {
@@ -162,6 +175,7 @@ struct kfdpool_entry {
 	bool draining;
 	u32 holders;
 	struct list_head records;
+	struct kfdpool_cover cover;
 	struct hlist_node hnode;
 };
 
@@ -319,6 +333,15 @@ void kfdpool_user_put(struct kfdpool_user *user);
 int kfdpool_charge(struct kfdpool_user *user, u64 size);
 void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
 void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+
+/* cover.c */
+int kfdpool_cover_init(void);
+void kfdpool_cover_exit(void);
+int kfdpool_cover_prepare(struct kfdpool_bp *spare[2]);
+void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
+u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
+		      struct kfdpool_bp *spare[2]);
+u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size);
 
 /* handle.c */
 void kfdpool_handle_key_init(struct kfdpool_pool *pool);

@@ -200,12 +200,20 @@ static int __init kfdpool_init(void)
 	ret = kfdpool_pools_init();
 	if (ret)
 		return ret;
+	ret = kfdpool_cover_init();
+	if (ret)
+		goto err_pools;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
-	if (ret) {
-		kfdpool_debugfs_exit();
-		kfdpool_pools_exit();
-	}
+	if (ret)
+		goto err_debugfs;
+	return 0;
+
+err_debugfs:
+	kfdpool_debugfs_exit();
+	kfdpool_cover_exit();
+err_pools:
+	kfdpool_pools_exit();
 	return ret;
 }
 
@@ -218,6 +226,7 @@ static void __exit kfdpool_exit(void)
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
 	WARN_ON(kfdpool_nr_pools());
+	kfdpool_cover_exit();
 	kfdpool_pools_exit();
 }
 

@@ -18,7 +18,8 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= rec->size;
+	pool->used -= kfdpool_cover_del(&rec->entry->cover, rec->offset,
+					rec->size);
 	pool->nr_records--;
 	kfree(rec);
 }
@@ -93,6 +94,7 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 		      bool nonblock)
 {
 	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_bp *spare[2];
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
@@ -107,6 +109,11 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		return -ENOMEM;
+	ret = kfdpool_cover_prepare(spare);
+	if (ret) {
+		kfree(rec);
+		return ret;
+	}
 	get_random_bytes(rec->nonce, sizeof(rec->nonce));
 
 	ret = kfdpool_pool_lock(pool, nonblock);
@@ -135,16 +142,19 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 	rec->offset = e->offset;
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
-	pool->used += rec->size;
+	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
+					spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
 	mutex_unlock(&pool->lock);
+	kfdpool_cover_release(spare);
 	return 0;
 
 err_unlock:
 	mutex_unlock(&pool->lock);
 err_free:
+	kfdpool_cover_release(spare);
 	kfree(rec);
 	return ret;
 }

@@ -210,7 +210,9 @@ struct kfdpool_pool_import_handle {
  *	record every peak the pool reached, including that of a command the
  *	kernel undid because its result could not be copied back (-EFAULT):
  *	such a command leaves every other figure as it found it
- * @used_bytes: out: bytes covered by live export records
+ * @used_bytes: out: bytes covered by live export records; bytes that
+ *	several records cover (interior pointers, the same pointer exported
+ *	twice) count once
  * @used_high: out: high-water mark of @used_bytes
  * @draining_bytes: out: bytes of unpinned entries that imports keep alive
  * @imported_bytes: out: sum over import holders of the bytes of the entries
@@ -312,7 +314,8 @@ struct kfdpool_unpin {
  *
  * Fails with -EOPNOTSUPP when the pool has no handle types, -ENOENT when
  * the entry is not live, and -ENOSPC when the pool already holds
- * KFDPOOL_MAX_RECORDS live records.
+ * KFDPOOL_MAX_RECORDS live records.  Records that overlap count once in the
+ * pool's used bytes.
  */
 struct kfdpool_export {
 	__u32 entry_id;
