@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
- * kfdpool-stat parses this format: keep the columns and their order.
+ * kfdpool-stat parses this format: keep the columns and their order; new
+ * columns go at the end.
+ *
+ * /sys/kernel/debug/kfdpool/users: what each user is charged, one user
+ * namespace level a line.
  */
 #include <linux/debugfs.h>
 #include <linux/pid.h>
@@ -36,12 +40,21 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
 
+static int kfdpool_users_dbg_show(struct seq_file *m, void *unused)
+{
+	kfdpool_users_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_users_dbg);
+
 void kfdpool_debugfs_init(void)
 {
 	/* debugfs is for observation only: failures are not errors. */
 	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
 	debugfs_create_file("pools", 0444, kfdpool_debugfs_dir, NULL,
 			    &kfdpool_pools_fops);
+	debugfs_create_file("users", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_users_dbg_fops);
 }
 
 void kfdpool_debugfs_exit(void)

@@ -33,14 +33,14 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 	if (pool->limit &&
 	    (size > pool->limit || pool->reserved > pool->limit - size))
 		return -ENOSPC;
-	ret = kfdpool_charge(pool->user, size);
+	ret = kfdpool_charge(pool->user, entry->dmabuf, size);
 	if (ret)
 		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
-		kfdpool_uncharge(pool->user, size);
+		kfdpool_uncharge(pool->user, entry->dmabuf);
 		return ret;
 	}
 	hash_add(pool->dmabufs, &entry->hnode, (unsigned long)entry->dmabuf);
@@ -121,7 +121,8 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 	}
 	pool->reserved -= entry->size;
 	pool->nr_entries--;
-	kfdpool_uncharge(pool->user, entry->size);
+	/* Uncharge before dropping the reference the charge stands for. */
+	kfdpool_uncharge(pool->user, entry->dmabuf);
 	/* The last reference's release runs later, from task work. */
 	dma_buf_put(entry->dmabuf);
 	kfree(entry);

@@ -6,7 +6,7 @@
  *   kfdpool_pools_lock (global list of pools, debugfs)
  *     pool->lock (everything inside one pool, including the per-fd import
  *                 counts of that pool's files)
- *       kfdpool_limits_lock (spinlock: global and per-uid pinned bytes)
+ *       kfdpool_limits_lock (spinlock: users and charges, limits.c)
  * No lock is held across a copy to or from user space: ioctl handlers work
  * on kernel copies, and the batch and io_uring paths copy each element in
  * and out around the locked section.  Pool ids are looked up without a lock
@@ -55,10 +55,13 @@ extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
+extern unsigned int kfdpool_max_user_records;
 
 struct dma_buf;
 struct kfdpool_user;
 struct kfdpool_bp;
+struct seq_file;
+struct user_namespace;
 
 /**
  * struct kfdpool_cover - the bytes of an entry its records cover (cover.c)
@@ -83,7 +86,7 @@ struct kfdpool_cover {
  * @handle_types: KFDPOOL_HANDLE_TYPE_* allowed (constant)
  * @owner_pid: thread-group pid of the creator (constant)
  * @uid: euid of the creator, charged for the pool's pins (constant)
- * @user: per-uid accounting of @uid (constant)
+ * @user: the user charged: @uid in the creator's user namespace (constant)
  * @entries: entry id -> struct kfdpool_entry, live and draining
  * @next_entry: cursor of the cyclic entry id allocation
  * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
@@ -328,11 +331,17 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 #endif
 
 /* limits.c */
-struct kfdpool_user *kfdpool_user_get(kuid_t uid);
+int kfdpool_limits_init(void);
+void kfdpool_limits_exit(void);
+struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
 void kfdpool_user_put(struct kfdpool_user *user);
-int kfdpool_charge(struct kfdpool_user *user, u64 size);
-void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
-void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+int kfdpool_charge(struct kfdpool_user *user, const void *obj, u64 size);
+void kfdpool_uncharge(struct kfdpool_user *user, const void *obj);
+int kfdpool_records_charge(struct kfdpool_user *user);
+void kfdpool_records_uncharge(struct kfdpool_user *user, unsigned long nr);
+void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
+			  u64 *global, u64 *pinned, u64 *records);
+void kfdpool_users_show(struct seq_file *m);
 
 /* cover.c */
 int kfdpool_cover_init(void);

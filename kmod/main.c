@@ -24,17 +24,22 @@ MODULE_PARM_DESC(global_limit,
 unsigned long kfdpool_user_limit;
 module_param_named(user_limit, kfdpool_user_limit, ulong, 0644);
 MODULE_PARM_DESC(user_limit,
-		 "Bytes the pools of one uid may pin (0: no limit)");
+		 "Bytes the pools of one user, and of the user namespaces it owns, may pin (0: no limit)");
 
 unsigned long kfdpool_default_pool_limit;
 module_param_named(default_pool_limit, kfdpool_default_pool_limit, ulong,
 		   0644);
 MODULE_PARM_DESC(default_pool_limit,
-		 "Limit of a pool created with limit 0 (0: no limit)");
+		 "Limit of a pool created with limit 0, and the largest limit a pool may ask for (0: none)");
 
 unsigned int kfdpool_max_entries = 65536;
 module_param_named(max_entries, kfdpool_max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "Entries one pool may hold (default 65536)");
+
+unsigned int kfdpool_max_user_records = 2 * KFDPOOL_MAX_RECORDS;
+module_param_named(max_user_records, kfdpool_max_user_records, uint, 0644);
+MODULE_PARM_DESC(max_user_records,
+		 "Live export records the pools of one user, and of the user namespaces it owns, may hold (default 2097152, 0: no limit)");
 
 bool kfdpool_mem_is_zero(const void *p, size_t len)
 {
@@ -141,6 +146,7 @@ static long kfdpool_query(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_query *q = data;
+	u64 records;
 
 	if (!kfdpool_mem_is_zero(q, sizeof(*q)))
 		return -EINVAL;
@@ -150,7 +156,10 @@ static long kfdpool_query(struct file *file, void *data,
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
-	kfdpool_pinned(current_euid(), &q->global_pinned, &q->user_pinned);
+	kfdpool_user_figures(current_user_ns(), current_euid(),
+			     &q->global_pinned, &q->user_pinned, &records);
+	q->user_records = min_t(u64, records, U32_MAX);
+	q->max_user_records = READ_ONCE(kfdpool_max_user_records);
 	q->global_limit = READ_ONCE(kfdpool_global_limit);
 	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
@@ -161,7 +170,7 @@ static long kfdpool_query(struct file *file, void *data,
 
 static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 	[_IOC_NR(KFDPOOL_IOC_QUERY)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, sizeof(struct kfdpool_query),
+		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, KFDPOOL_QUERY_SIZE_VER0,
 			      kfdpool_query),
 	[_IOC_NR(KFDPOOL_IOC_POOL_CREATE)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_CREATE,
@@ -197,9 +206,12 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
-	ret = kfdpool_pools_init();
+	ret = kfdpool_limits_init();
 	if (ret)
 		return ret;
+	ret = kfdpool_pools_init();
+	if (ret)
+		goto err_limits;
 	ret = kfdpool_cover_init();
 	if (ret)
 		goto err_pools;
@@ -214,6 +226,8 @@ err_debugfs:
 	kfdpool_cover_exit();
 err_pools:
 	kfdpool_pools_exit();
+err_limits:
+	kfdpool_limits_exit();
 	return ret;
 }
 
@@ -228,6 +242,7 @@ static void __exit kfdpool_exit(void)
 	WARN_ON(kfdpool_nr_pools());
 	kfdpool_cover_exit();
 	kfdpool_pools_exit();
+	kfdpool_limits_exit();
 }
 
 module_init(kfdpool_init);

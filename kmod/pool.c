@@ -13,6 +13,7 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "kfdpool.h"
 
@@ -178,6 +179,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_create *args = data;
+	u64 cap = READ_ONCE(kfdpool_default_pool_limit);
 	struct kfdpool_pool *pool;
 	int fd, ret;
 
@@ -185,11 +187,14 @@ long kfdpool_pool_create(struct file *file, void *data,
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
 	    !kfdpool_name_valid(args->name))
 		return -EINVAL;
+	/* The administrator's cap: refused, not lowered behind the caller. */
+	if (cap && args->limit > cap)
+		return -EDQUOT;
 
 	pool = kzalloc(sizeof(*pool), GFP_KERNEL_ACCOUNT);
 	if (!pool)
 		return -ENOMEM;
-	pool->user = kfdpool_user_get(current_euid());
+	pool->user = kfdpool_user_get(current_user_ns(), current_euid());
 	if (!pool->user) {
 		kfree(pool);
 		return -ENOMEM;
@@ -198,8 +203,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	mutex_init(&pool->lock);
 	kfdpool_handle_key_init(pool);
 	strscpy(pool->name, args->name, sizeof(pool->name));
-	pool->limit = args->limit ? args->limit :
-		READ_ONCE(kfdpool_default_pool_limit);
+	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;
 	pool->owner_pid = get_pid(task_tgid(current));
 	pool->uid = current_euid();

@@ -21,6 +21,7 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	pool->used -= kfdpool_cover_del(&rec->entry->cover, rec->offset,
 					rec->size);
 	pool->nr_records--;
+	kfdpool_records_uncharge(pool->user, 1);
 	kfree(rec);
 }
 
@@ -132,11 +133,16 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 		ret = -ENOSPC;
 		goto err_unlock;
 	}
+	ret = kfdpool_records_charge(pool->user);
+	if (ret)
+		goto err_unlock;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
 			      XA_LIMIT(1, U32_MAX), &pool->next_record,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
+	if (ret < 0) {
+		kfdpool_records_uncharge(pool->user, 1);
 		goto err_unlock;
+	}
 	rec->generation = ++pool->generation;
 	rec->entry = entry;
 	rec->offset = e->offset;

@@ -97,13 +97,24 @@ struct kfdpool_record {
  * @features: out: KFDPOOL_FEATURE_* bits
  * @global_limit: out: bytes all pools together may pin, 0 for no limit
  * @user_limit: out: bytes the pools of one uid may pin, 0 for no limit
- * @default_pool_limit: out: limit of a pool created with limit 0,
- *	0 for no limit
+ * @default_pool_limit: out: limit of a pool created with limit 0, and the
+ *	largest limit a pool may ask for; 0 for neither
  * @max_entries: out: entries one pool may hold
  * @max_batch: out: KFDPOOL_BATCH_MAX
- * @global_pinned: out: bytes pinned in all pools now
- * @user_pinned: out: bytes pinned now in pools of the caller's uid
+ * @global_pinned: out: bytes pinned in all pools now; a dma-buf pinned in
+ *	several pools counts once
+ * @user_pinned: out: bytes charged now to the caller's user: its euid in
+ *	its user namespace, for the dma-bufs that pools of that user, or of
+ *	users of namespaces it owns, pin (each dma-buf once).  A user is also
+ *	charged at every ancestor namespace's level, to the namespace's owner;
+ *	PIN fails with -EDQUOT when any level would pass @user_limit
  * @pad: must be 0
+ * @max_user_records: out: live export records the pools of one user (and
+ *	of the namespaces it owns) may hold together, 0 for no limit
+ * @user_records: out: live export records charged now to the caller's user
+ *
+ * The struct is size-versioned: @max_user_records and @user_records are
+ * not in the first version (KFDPOOL_QUERY_SIZE_VER0 bytes).
  */
 struct kfdpool_query {
 	__u32 abi_version;
@@ -116,11 +127,17 @@ struct kfdpool_query {
 	__u64 global_pinned;
 	__u64 user_pinned;
 	__u64 pad[4];
+	__u32 max_user_records;
+	__u32 user_records;
 };
+
+#define KFDPOOL_QUERY_SIZE_VER0		80
 
 /**
  * struct kfdpool_pool_create - create a pool
- * @limit: in: bytes the pool may pin, 0 for the module's default_pool_limit
+ * @limit: in: bytes the pool may pin, 0 for the module's default_pool_limit.
+ *	When default_pool_limit is set it is also a cap: a larger @limit fails
+ *	with -EDQUOT (it is not lowered to the cap)
  * @flags: in: must be 0
  * @handle_types: in: KFDPOOL_HANDLE_TYPE_* the pool may be shared through;
  *	0 makes a pool that cannot be shared (pointer export is refused)
@@ -271,9 +288,14 @@ struct kfdpool_pool_export {
  * @entry_id: out: the new entry's id, never 0
  * @pad: must be 0
  *
- * Takes a reference on the dma-buf.  Fails with -ENOSPC over the pool's
- * limit, the global limit or the per-pool entry cap, -EDQUOT over the
- * per-user limit, and -EEXIST when the dma-buf is pinned in this pool already.
+ * Takes a reference on the dma-buf.  The pool's limit counts each of its
+ * entries; the global and per-user limits count each dma-buf once, however
+ * many pools pin it: the first entry of a dma-buf charges it, the last one
+ * freed returns the charge.  Two users pinning one dma-buf are each charged
+ * once.  Fails with -ENOSPC over the pool's limit, the global limit or the
+ * per-pool entry cap, -EDQUOT over the per-user limit (at the caller's or
+ * any ancestor user namespace's level), and -EEXIST when the dma-buf is
+ * pinned in this pool already.
  */
 struct kfdpool_pin {
 	__s32 dmabuf_fd;
@@ -313,8 +335,9 @@ struct kfdpool_unpin {
  * @pad: must be 0
  *
  * Fails with -EOPNOTSUPP when the pool has no handle types, -ENOENT when
- * the entry is not live, and -ENOSPC when the pool already holds
- * KFDPOOL_MAX_RECORDS live records.  Records that overlap count once in the
+ * the entry is not live, -ENOSPC when the pool already holds
+ * KFDPOOL_MAX_RECORDS live records, and -EDQUOT when the pool's user holds
+ * kfdpool_query.max_user_records.  Records that overlap count once in the
  * pool's used bytes.
  */
 struct kfdpool_export {
