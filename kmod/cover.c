@@ -19,6 +19,7 @@
  * pointer exported again, an allocation next to another).
  */
 #include <linux/rbtree_augmented.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
@@ -284,6 +285,37 @@ u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size)
 	kfdpool_cover_del_bp(c, start + size, -1);
 	c->bytes = kfdpool_cover_bytes(c);
 	return old - c->bytes;
+}
+
+/**
+ * kfdpool_cover_take() - move all of @c's breakpoints to @out
+ * @c: the coverage, left empty
+ * @out: receives the tree, to free with kfdpool_cover_free() without locks
+ *
+ * Return: the bytes @c covered.
+ */
+u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out)
+{
+	u64 bytes = c->bytes;
+
+	*out = c->root;
+	c->root = RB_ROOT;
+	c->bytes = 0;
+	return bytes;
+}
+
+/* Free a tree from kfdpool_cover_take(), yielding the CPU now and then. */
+void kfdpool_cover_free(struct rb_root *root)
+{
+	struct kfdpool_bp *bp, *next;
+	unsigned int n = 0;
+
+	rbtree_postorder_for_each_entry_safe(bp, next, root, rb) {
+		kmem_cache_free(kfdpool_bp_cache, bp);
+		if (!(++n % KFDPOOL_TEARDOWN_BATCH))
+			cond_resched();
+	}
+	*root = RB_ROOT;
 }
 
 int kfdpool_cover_init(void)

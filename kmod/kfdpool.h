@@ -50,6 +50,13 @@
 /* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
 #define KFDPOOL_DMABUF_HASH_BITS	8
 
+/*
+ * Objects freed per lock hold in long teardowns (an entry's records, a
+ * pool's entries, a file's imports): between batches the lock is dropped
+ * and the CPU yielded.
+ */
+#define KFDPOOL_TEARDOWN_BATCH	256
+
 /* Module parameters (main.c). */
 extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
@@ -165,7 +172,10 @@ struct kfdpool_file {
  * @size: the dma-buf's size, charged to the pool
  * @cookie: the user's cookie given at pin
  * @draining: unpinned, kept until the last import of it is released
+ * @busy: UNPIN is freeing the entry's revoked records with the pool's lock
+ *	dropped between batches: nobody else may free the entry
  * @holders: pool files that hold imports of the entry
+ * @nr_records: live records of the entry
  * @records: live records of the entry (struct kfdpool_rec.node)
  * @cover: the bytes the records cover
  * @hnode: in pool->dmabufs while live
@@ -176,7 +186,9 @@ struct kfdpool_entry {
 	u64 size;
 	u64 cookie;
 	bool draining;
+	bool busy;
 	u32 holders;
+	u32 nr_records;
 	struct list_head records;
 	struct kfdpool_cover cover;
 	struct hlist_node hnode;
@@ -351,6 +363,8 @@ void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
 u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
 		      struct kfdpool_bp *spare[2]);
 u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size);
+u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out);
+void kfdpool_cover_free(struct rb_root *root);
 
 /* handle.c */
 void kfdpool_handle_key_init(struct kfdpool_pool *pool);

@@ -15,12 +15,14 @@
 /* Free a live record; pool->lock held. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
+	struct kfdpool_entry *entry = rec->entry;
+
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= kfdpool_cover_del(&rec->entry->cover, rec->offset,
-					rec->size);
+	pool->used -= kfdpool_cover_del(&entry->cover, rec->offset, rec->size);
 	pool->nr_records--;
+	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
 	kfree(rec);
 }
@@ -80,7 +82,8 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
-	if (!rec)
+	/* A record of an unpinned entry is revoked, though not erased yet. */
+	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
 	if (rec->generation != r->generation)
 		return ERR_PTR(-ESTALE);
@@ -152,6 +155,7 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 					spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
+	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
 	mutex_unlock(&pool->lock);
 	kfdpool_cover_release(spare);
