@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
+ * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line,
+ * zombies (pools whose files are closed but which hold entries) included.
  * kfdpool-stat parses this format: keep the columns and their order; new
  * columns go at the end.
  *
@@ -20,11 +21,12 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 {
 	struct kfdpool_pool *pool;
 
-	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported\n");
+	kfdpool_reap_all();
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held\n");
 	mutex_lock(&kfdpool_pools_lock);
 	list_for_each_entry(pool, &kfdpool_pools, node) {
 		mutex_lock(&pool->lock);
-		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu\n",
+		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %llu\n",
 			   KFDPOOL_ID_LEN, pool->id,
 			   pool->name[0] ? pool->name : "-",
 			   pid_nr(pool->owner_pid),
@@ -32,7 +34,8 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 			   pool->limit, pool->reserved, pool->reserved_high,
 			   pool->used, pool->used_high, pool->draining,
 			   pool->nr_entries, pool->nr_records,
-			   pool->nr_import_fds, pool->imported);
+			   pool->nr_import_fds, pool->imported,
+			   pool->held_bytes);
 		mutex_unlock(&pool->lock);
 	}
 	mutex_unlock(&kfdpool_pools_lock);
@@ -42,6 +45,7 @@ DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
 
 static int kfdpool_users_dbg_show(struct seq_file *m, void *unused)
 {
+	kfdpool_reap_all();
 	kfdpool_users_show(m);
 	return 0;
 }

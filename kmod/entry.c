@@ -31,6 +31,7 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 		return -EEXIST;
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
 		return -ENOSPC;
+	/* The pool's own figure: each of its entries, held ones included. */
 	if (pool->limit &&
 	    (size > pool->limit || pool->reserved > pool->limit - size))
 		return -ENOSPC;
@@ -87,6 +88,15 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	mutex_lock(&pool->lock);
 	ret = kfdpool_pin_locked(pool, entry);
 	mutex_unlock(&pool->lock);
+	/*
+	 * Held entries count against every limit until their last outside
+	 * reference goes, which nothing signals: look now, and try once more.
+	 */
+	if ((ret == -ENOSPC || ret == -EDQUOT) && kfdpool_reap_all()) {
+		mutex_lock(&pool->lock);
+		ret = kfdpool_pin_locked(pool, entry);
+		mutex_unlock(&pool->lock);
+	}
 	if (ret)
 		goto err_free;
 
@@ -117,6 +127,8 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 	WARN_ON(entry->holders || entry->busy);
 
 	xa_erase(&pool->entries, entry->id);
+	if (entry->held)
+		kfdpool_held_del(pool, entry);
 	if (entry->draining) {
 		pool->nr_draining--;
 		pool->draining -= entry->size;
@@ -189,11 +201,11 @@ static void kfdpool_recs_free_dead(struct kfdpool_pool *pool,
 }
 
 /*
- * Unpin @entry: revoke its records, then free it, or leave it draining
- * while imports of it are counted.  pool->lock held; dropped and retaken
- * while many records are freed (the entry is busy meanwhile).  The coverage
- * tree goes to @bps, for the caller to free once unlocked.  Returns 1 when
- * the entry stays.
+ * Unpin @entry: revoke its records, then free it, leave it draining while
+ * imports of it are counted, or hold it.  pool->lock held; dropped and
+ * retaken while many records are freed (the entry is busy meanwhile).  The
+ * coverage tree goes to @bps, for the caller to free once unlocked.
+ * Returns 1 when the entry stays.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked,
@@ -210,8 +222,7 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 	entry->busy = false;
 	if (entry->holders)
 		return 1;
-	kfdpool_entry_free(pool, entry);
-	return 0;
+	return kfdpool_entry_settle(pool, entry);
 }
 
 /*
@@ -309,7 +320,7 @@ static void kfdpool_import_drop(struct kfdpool_file *pf, unsigned long id)
 	pf->imported -= entry->size;
 	pool->imported -= entry->size;
 	if (!entry->holders && entry->draining && !entry->busy)
-		kfdpool_entry_free(pool, entry);
+		kfdpool_entry_settle(pool, entry);
 }
 
 /**
@@ -362,8 +373,9 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 }
 
 /*
- * The pool's last file closed: unpin and free every entry.  No file is
- * left, so only debugfs takes the lock, which is dropped between batches.
+ * The pool's last file closed: unpin every live entry, which frees it or
+ * holds it.  No file is left, so only the reaper and debugfs take the lock,
+ * which is dropped between batches.  What stays is held.
  */
 void kfdpool_pool_free_all(struct kfdpool_pool *pool)
 {
@@ -376,11 +388,13 @@ void kfdpool_pool_free_all(struct kfdpool_pool *pool)
 	xa_for_each(&pool->entries, id, entry) {
 		if (WARN_ON(entry->holders))
 			entry->holders = 0;
+		if (entry->held)
+			continue;
 		bps = RB_ROOT;
 		if (!entry->draining)
 			kfdpool_entry_unpin(pool, entry, NULL, &bps);
 		else
-			kfdpool_entry_free(pool, entry);
+			kfdpool_entry_settle(pool, entry);
 		if (!RB_EMPTY_ROOT(&bps) || !(++n % KFDPOOL_TEARDOWN_BATCH)) {
 			mutex_unlock(&pool->lock);
 			kfdpool_cover_free(&bps);
@@ -388,7 +402,8 @@ void kfdpool_pool_free_all(struct kfdpool_pool *pool)
 			mutex_lock(&pool->lock);
 		}
 	}
-	WARN_ON(pool->reserved || pool->used || pool->imported ||
-		pool->nr_entries || pool->nr_records);
+	WARN_ON(pool->used || pool->imported || pool->nr_records ||
+		pool->reserved != pool->held_bytes ||
+		pool->nr_entries != pool->nr_held);
 	mutex_unlock(&pool->lock);
 }

@@ -3,10 +3,11 @@
  * kfdpool internals shared by the module's files.
  *
  * Locking, outermost first:
- *   kfdpool_pools_lock (global list of pools, debugfs)
+ *   kfdpool_pools_lock (global list of pools, debugfs, freeing pools)
  *     pool->lock (everything inside one pool, including the per-fd import
  *                 counts of that pool's files)
  *       kfdpool_limits_lock (spinlock: users and charges, limits.c)
+ *       kfdpool_held_lock (spinlock: the pools that hold entries, held.c)
  * No lock is held across a copy to or from user space: ioctl handlers work
  * on kernel copies, and the batch and io_uring paths copy each element in
  * and out around the locked section.  Pool ids are looked up without a lock
@@ -84,7 +85,7 @@ struct kfdpool_cover {
  * struct kfdpool_pool - a pool of pinned dma-bufs
  * @ref: one reference per open pool file (and per transient lookup)
  * @lock: protects everything below that is not marked constant
- * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @node: in kfdpool_pools, under kfdpool_pools_lock, until the pool is freed
  * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
  * @rcu: frees the pool after lookups by id that may still see it
  * @id: random 128-bit id (constant)
@@ -110,6 +111,13 @@ struct kfdpool_cover {
  * @nr_draining: draining entries
  * @nr_records: live records
  * @nr_import_fds: open import-mode files
+ * @held: held entries (entry->held_node), see held.c
+ * @held_bytes: bytes of held entries
+ * @nr_held: held entries
+ * @held_node: in kfdpool_held_pools while @nr_held is not zero, under
+ *	kfdpool_held_lock
+ * @zombie: every file is closed but held entries keep the pool (and its
+ *	charges) until the reaper frees them
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
  */
@@ -144,6 +152,11 @@ struct kfdpool_pool {
 	u32 nr_draining;
 	u32 nr_records;
 	u32 nr_import_fds;
+	struct list_head held;
+	u64 held_bytes;
+	u32 nr_held;
+	bool zombie;
+	struct list_head held_node;
 	siphash_key_t handle_key[2];
 };
 
@@ -171,7 +184,10 @@ struct kfdpool_file {
  * @dmabuf: the pinned dma-buf; the entry holds a reference
  * @size: the dma-buf's size, charged to the pool
  * @cookie: the user's cookie given at pin
- * @draining: unpinned, kept until the last import of it is released
+ * @draining: unpinned, kept while imports of it are counted or it is held
+ * @handed_out: an import gave out an fd of the dma-buf
+ * @held: draining with no import counted, kept because fds the pool
+ *	handed out may still be open (on pool->held through @held_node)
  * @busy: UNPIN is freeing the entry's revoked records with the pool's lock
  *	dropped between batches: nobody else may free the entry
  * @holders: pool files that hold imports of the entry
@@ -179,6 +195,7 @@ struct kfdpool_file {
  * @records: live records of the entry (struct kfdpool_rec.node)
  * @cover: the bytes the records cover
  * @hnode: in pool->dmabufs while live
+ * @held_node: in pool->held while held
  */
 struct kfdpool_entry {
 	u32 id;
@@ -186,12 +203,15 @@ struct kfdpool_entry {
 	u64 size;
 	u64 cookie;
 	bool draining;
+	bool handed_out;
+	bool held;
 	bool busy;
 	u32 holders;
 	u32 nr_records;
 	struct list_head records;
 	struct kfdpool_cover cover;
 	struct hlist_node hnode;
+	struct list_head held_node;
 };
 
 /**
@@ -284,6 +304,7 @@ extern struct list_head kfdpool_pools;
 int kfdpool_pools_init(void);
 void kfdpool_pools_exit(void);
 struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
+void kfdpool_pool_destroy(struct kfdpool_pool *pool);
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
@@ -300,6 +321,8 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_entry_free(struct kfdpool_pool *pool,
 			struct kfdpool_entry *entry);
+bool kfdpool_entry_settle(struct kfdpool_pool *pool,
+			  struct kfdpool_entry *entry);
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
 int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
 void kfdpool_file_drop_imports(struct kfdpool_file *pf);
@@ -349,6 +372,7 @@ struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
 void kfdpool_user_put(struct kfdpool_user *user);
 int kfdpool_charge(struct kfdpool_user *user, const void *obj, u64 size);
 void kfdpool_uncharge(struct kfdpool_user *user, const void *obj);
+bool kfdpool_charge_outside_refs(const void *obj, struct file *file);
 int kfdpool_records_charge(struct kfdpool_user *user);
 void kfdpool_records_uncharge(struct kfdpool_user *user, unsigned long nr);
 void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
@@ -365,6 +389,13 @@ u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
 u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size);
 u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out);
 void kfdpool_cover_free(struct rb_root *root);
+
+/* held.c */
+void kfdpool_held_add(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
+void kfdpool_held_del(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
+unsigned int kfdpool_pool_reap_locked(struct kfdpool_pool *pool);
+unsigned int kfdpool_reap_all(void);
+void kfdpool_held_exit(void);
 
 /* handle.c */
 void kfdpool_handle_key_init(struct kfdpool_pool *pool);

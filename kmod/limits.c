@@ -27,6 +27,7 @@
  * rhashtable under kfdpool_limits_lock.  Records are counted per level with
  * atomics, without the lock: EXPORT is the hot path.
  */
+#include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable.h>
@@ -364,6 +365,35 @@ void kfdpool_uncharge(struct kfdpool_user *u, const void *obj)
 	spin_lock(&kfdpool_limits_lock);
 	kfdpool_uncharge_levels(u, NULL, obj, true);
 	spin_unlock(&kfdpool_limits_lock);
+}
+
+/**
+ * kfdpool_charge_outside_refs() - does @file have references beyond the
+ *	charges of @obj?
+ * @obj: a charged object
+ * @file: its file, on which every charge of @obj stands for one reference
+ *	its holder keeps (a pool entry holds one on its dma-buf's file)
+ *
+ * Both counts are read under the lock that charges and uncharges take.  A
+ * holder takes its file reference before charging and uncharges before
+ * dropping it, so a reference in transit shows as outside, never the
+ * reverse.  When the answer is no, nobody but the charge holders can reach
+ * the file: no new reference can appear except through them.
+ *
+ * Return: true if someone else holds a reference to @file.
+ */
+bool kfdpool_charge_outside_refs(const void *obj, struct file *file)
+{
+	struct kfdpool_charge_key key = { .obj = obj, .user = NULL };
+	struct kfdpool_charge *c;
+	bool outside;
+
+	spin_lock(&kfdpool_limits_lock);
+	c = rhashtable_lookup_fast(&kfdpool_charges, &key,
+				   kfdpool_charge_params);
+	outside = file_count(file) > (c ? c->refs : 0);
+	spin_unlock(&kfdpool_limits_lock);
+	return outside;
 }
 
 /**

@@ -156,6 +156,8 @@ static long kfdpool_query(struct file *file, void *data,
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
+	/* Held entries nobody references any more are not counted. */
+	kfdpool_reap_all();
 	kfdpool_user_figures(current_user_ns(), current_euid(),
 			     &q->global_pinned, &q->user_pinned, &records);
 	q->user_records = min_t(u64, records, U32_MAX);
@@ -232,13 +234,14 @@ err_limits:
 }
 
 /*
- * Every pool file holds a module reference (kfdpool_pool_fops.owner), so no
- * pool exists by the time this runs.
+ * Every pool file holds a module reference (kfdpool_pool_fops.owner), so
+ * only zombie pools (held.c) exist by the time this runs.
  */
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
+	kfdpool_held_exit();
 	WARN_ON(kfdpool_nr_pools());
 	kfdpool_cover_exit();
 	kfdpool_pools_exit();

@@ -18,8 +18,8 @@
 #include "kfdpool.h"
 
 /*
- * Protects kfdpool_pools: every pool, for debugfs.  Lookups by id use
- * kfdpool_pool_ids instead.
+ * Protects kfdpool_pools: every pool until it is freed (zombies included),
+ * for debugfs and the reaper.  Lookups by id use kfdpool_pool_ids instead.
  */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
@@ -63,17 +63,9 @@ struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
 	return pool;
 }
 
-static void kfdpool_pool_release(struct kref *ref)
+/* Free a pool that is unlisted and holds nothing. */
+void kfdpool_pool_destroy(struct kfdpool_pool *pool)
 {
-	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
-
-	rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
-			       kfdpool_pool_id_params);
-	mutex_lock(&kfdpool_pools_lock);
-	list_del(&pool->node);
-	mutex_unlock(&kfdpool_pools_lock);
-
-	kfdpool_pool_free_all(pool);
 	xa_destroy(&pool->entries);
 	xa_destroy(&pool->records);
 	kfdpool_user_put(pool->user);
@@ -82,6 +74,28 @@ static void kfdpool_pool_release(struct kref *ref)
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
 	/* Lookups by id may still be looking at it. */
 	kfree_rcu(pool, rcu);
+}
+
+static void kfdpool_pool_release(struct kref *ref)
+{
+	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
+	bool zombie;
+
+	rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
+			       kfdpool_pool_id_params);
+	kfdpool_pool_free_all(pool);
+
+	/* Held entries keep the pool until the reaper frees them (held.c). */
+	mutex_lock(&kfdpool_pools_lock);
+	mutex_lock(&pool->lock);
+	zombie = pool->nr_held;
+	pool->zombie = zombie;
+	mutex_unlock(&pool->lock);
+	if (!zombie)
+		list_del(&pool->node);
+	mutex_unlock(&kfdpool_pools_lock);
+	if (!zombie)
+		kfdpool_pool_destroy(pool);
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -210,6 +224,8 @@ long kfdpool_pool_create(struct file *file, void *data,
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	hash_init(pool->dmabufs);
 	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&pool->held);
+	INIT_LIST_HEAD(&pool->held_node);
 
 	/* 128 random bits do not collide; if they ever did, draw again. */
 	do {
@@ -307,6 +323,8 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 	st->records = pool->nr_records;
 	st->import_fds = pool->nr_import_fds;
 	st->fd_imports = pf->nr_imports;
+	st->held_bytes = pool->held_bytes;
+	st->held_entries = pool->nr_held;
 }
 
 #define KFDPOOL_STATS_RESET_ALL \
@@ -321,7 +339,7 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 	u32 flags = st->flags;
 
 	if ((flags & ~KFDPOOL_STATS_RESET_ALL) ||
-	    !kfdpool_mem_is_zero(st->pad, sizeof(st->pad)))
+	    !kfdpool_mem_is_zero(st->pad, sizeof(st->pad)) || st->pad2)
 		return -EINVAL;
 	if (flags && pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -329,6 +347,8 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 	memset(st, 0, sizeof(*st));
 	st->flags = flags;
 	mutex_lock(&pool->lock);
+	/* Held entries nobody references any more go before they are seen. */
+	kfdpool_pool_reap_locked(pool);
 	if (flags & KFDPOOL_STATS_RESET_RESERVED_HIGH)
 		pool->reserved_high = pool->reserved;
 	if (flags & KFDPOOL_STATS_RESET_USED_HIGH)
@@ -341,7 +361,7 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 	[_IOC_NR(KFDPOOL_IOC_POOL_STATS)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_STATS,
-			      sizeof(struct kfdpool_pool_stats),
+			      KFDPOOL_POOL_STATS_SIZE_VER0,
 			      kfdpool_ioctl_stats),
 	[_IOC_NR(KFDPOOL_IOC_POOL_EXPORT)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_EXPORT,
@@ -430,6 +450,7 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	if (!st)
 		return;
 	mutex_lock(&pf->pool->lock);
+	kfdpool_pool_reap_locked(pf->pool);
 	kfdpool_stats_fill(pf, st);
 	mutex_unlock(&pf->pool->lock);
 
@@ -452,6 +473,8 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-imported:\t%llu\n", st->imported_bytes);
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st->fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st->fd_imports);
+	seq_printf(m, "kfdpool-held:\t%llu\n", st->held_bytes);
+	seq_printf(m, "kfdpool-held-entries:\t%u\n", st->held_entries);
 	kfree(st);
 }
 

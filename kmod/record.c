@@ -257,6 +257,8 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
 			goto err_unlock;
+		/* From now on the entry may outlive the pool's use of it. */
+		entry->handed_out = true;
 		get_dma_buf(entry->dmabuf);
 		fdo->fd = fd;
 		fdo->file = entry->dmabuf->file;

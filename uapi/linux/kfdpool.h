@@ -231,16 +231,30 @@ struct kfdpool_pool_import_handle {
  *	several records cover (interior pointers, the same pointer exported
  *	twice) count once
  * @used_high: out: high-water mark of @used_bytes
- * @draining_bytes: out: bytes of unpinned entries that imports keep alive
+ * @draining_bytes: out: bytes of unpinned entries still alive: imports
+ *	counted on a pool fd keep them, or fds of them the pool handed out
+ *	(@held_bytes)
  * @imported_bytes: out: sum over import holders of the bytes of the entries
  *	each holds (an entry held by two fds counts twice)
  * @fd_imported_bytes: out: bytes of the entries this fd holds imports of
  * @entries: out: entries, draining ones included
- * @draining_entries: out: entries unpinned but still imported
+ * @draining_entries: out: entries unpinned but still alive
  * @records: out: live export records
  * @import_fds: out: import-mode fds of the pool that are open
  * @fd_imports: out: entries this fd holds imports of
  * @pad: must be 0
+ * @held_bytes: out: bytes of unpinned entries with no import counted that
+ *	the pool keeps because their dma-buf is still referenced outside the
+ *	module after the pool handed out fds of it (an importer that released
+ *	but kept its fd or mapping, or never released and closed its pool fd).
+ *	Held entries stay charged to the pool's limit, its user and the global
+ *	limit until the last outside reference goes; they are part of
+ *	@draining_bytes and @reserved_bytes
+ * @held_entries: out: such entries
+ * @pad2: must be 0
+ *
+ * The struct is size-versioned: @held_bytes, @held_entries and @pad2 are not
+ * in the first version (KFDPOOL_POOL_STATS_SIZE_VER0 bytes).
  */
 struct kfdpool_pool_stats {
 	__u32 flags;
@@ -263,7 +277,12 @@ struct kfdpool_pool_stats {
 	__u32 import_fds;
 	__u32 fd_imports;
 	__u32 pad[5];
+	__u64 held_bytes;
+	__u32 held_entries;
+	__u32 pad2;
 };
+
+#define KFDPOOL_POOL_STATS_SIZE_VER0	168
 
 /**
  * struct kfdpool_pool_export - make an import fd of a pool (owner fd only)
@@ -311,8 +330,10 @@ struct kfdpool_pin {
  * @entry_id: in: the entry (-ENOENT if the pool has no such live entry)
  * @flags: in: must be 0
  * @revoked: out: export records of the entry that this revoked
- * @draining: out: 1 if imports keep the entry alive (it stays counted as
- *	draining until the last is released), else 0
+ * @draining: out: 1 if the entry stays alive, counted as draining: imports
+ *	on pool fds keep it until the last is released, or fds of it the pool
+ *	handed out are still open (held, see kfdpool_pool_stats.held_bytes);
+ *	else 0 (the entry is gone)
  *
  * Every record of the entry is revoked; the entry can no longer be imported.
  */
