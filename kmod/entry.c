@@ -20,39 +20,76 @@ static struct kfdpool_entry *kfdpool_find_dmabuf(struct kfdpool_pool *pool,
 	return NULL;
 }
 
-static int kfdpool_pin_locked(struct kfdpool_pool *pool,
-			      struct kfdpool_entry *entry)
+/**
+ * kfdpool_entry_insert_locked() - add an entry whose size is charged
+ * @pool: the pool
+ * @entry: the entry, its dma-buf and size set
+ *
+ * pool->lock held.  Return: 0 or -ENOMEM.
+ */
+int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
+				struct kfdpool_entry *entry)
 {
-	u64 size = entry->size;
 	int ret;
 
 	lockdep_assert_held(&pool->lock);
-	if (kfdpool_find_dmabuf(pool, entry->dmabuf))
-		return -EEXIST;
-	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
-		return -ENOSPC;
-	/* The pool's own figure: each of its entries, held ones included. */
-	if (pool->limit &&
-	    (size > pool->limit || pool->reserved > pool->limit - size))
-		return -ENOSPC;
-	ret = kfdpool_charge(pool->user, entry->dmabuf, size);
-	if (ret)
-		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
-		kfdpool_uncharge(pool->user, entry->dmabuf);
+	if (ret < 0)
 		return ret;
-	}
 	hash_add(pool->dmabufs, &entry->hnode, (unsigned long)entry->dmabuf);
-	pool->reserved += size;
+	pool->reserved += entry->size;
 	pool->reserved_high = max(pool->reserved_high, pool->reserved);
 	pool->nr_entries++;
 	return 0;
 }
 
-static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
+/**
+ * kfdpool_entry_charge_locked() - charge a new entry of @dmabuf, @size
+ *	bytes, to the pool and its user
+ * @pool: the pool
+ * @dmabuf: the dma-buf the entry will hold (its identity is what the
+ *	global and per-user limits count, once per dma-buf)
+ * @size: its bytes
+ *
+ * The one charge of PIN and ALLOC: the pool's entry cap and limit (which
+ * counts each of its entries, and what ALLOCs are still populating), then
+ * the global and per-user limits (kfdpool_charge()).  kfdpool_entry_free()
+ * returns it; a caller that makes no entry returns it with
+ * kfdpool_uncharge().  pool->lock held.
+ *
+ * Return: 0, -ENOSPC (entry cap, pool or global limit), -EDQUOT (per-user
+ * limit at some level) or -ENOMEM.
+ */
+int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
+				struct dma_buf *dmabuf, u64 size)
+{
+	lockdep_assert_held(&pool->lock);
+	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
+		return -ENOSPC;
+	/* The pool's own figure: each of its entries, held ones included. */
+	if (!kfdpool_pool_limit_fits(pool, size))
+		return -ENOSPC;
+	return kfdpool_charge(pool->user, dmabuf, size);
+}
+
+static int kfdpool_pin_locked(struct kfdpool_pool *pool,
+			      struct kfdpool_entry *entry)
+{
+	int ret;
+
+	lockdep_assert_held(&pool->lock);
+	if (kfdpool_find_dmabuf(pool, entry->dmabuf))
+		return -EEXIST;
+	ret = kfdpool_entry_charge_locked(pool, entry->dmabuf, entry->size);
+	if (ret)
+		return ret;
+	ret = kfdpool_entry_insert_locked(pool, entry);
+	if (ret)
+		kfdpool_uncharge(pool->user, entry->dmabuf);
+	return ret;
+}
 
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo)
@@ -227,9 +264,9 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 
 /*
  * The pinner never learnt of the entry (the copy back failed): unpin it,
- * if the entry of that id still is this pin.
+ * if the entry of that id still is this pin.  Also ALLOC's undo.
  */
-static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool *pool = fdo->pfile->pool;
 	struct rb_root bps = RB_ROOT;

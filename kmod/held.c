@@ -17,7 +17,10 @@
  * exporter's own fd or mapping too (libkfdpool unpins a chunk, then unmaps
  * and closes it: its chunks are held for that moment only).  Entries the
  * pool never handed out are freed at once as before: whoever holds them
- * got them from the pinner, not from the pool.
+ * got them from the pinner, not from the pool.  ALLOC's entries were
+ * handed out from the start (ALLOC returns an fd).  A CPU mapping of
+ * ALLOC's memory holds its shmem file, not the dma-buf: it is not seen
+ * here, and keeps the pages uncharged once the entry is gone.
  *
  * Nothing tells a module that a file reference was dropped, so held
  * entries are checked: when the pool's figures are read (STATS, fdinfo),

@@ -456,8 +456,8 @@ void kfdpool_users_show(struct seq_file *m)
 	hash_for_each(kfdpool_users, bkt, u, hnode)
 		seq_printf(m, "%u %d %u %u %llu %ld\n", u->ns->ns.inum,
 			   u->ns->level,
-			   from_kuid_munged(&init_user_ns, u->uid),
-			   from_kuid_munged(&init_user_ns, u->ns->owner),
+			   from_kuid_munged(seq_user_ns(m), u->uid),
+			   from_kuid_munged(seq_user_ns(m), u->ns->owner),
 			   u->pinned, atomic_long_read(&u->records));
 	spin_unlock(&kfdpool_limits_lock);
 }
