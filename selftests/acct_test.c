@@ -5,7 +5,9 @@
  * are charged to its owner too, so a namespace gives no fresh quota;
  * default_pool_limit is a cap; memory importers keep after the pool let go
  * stays visible and charged (held); used bytes count overlapping records
- * once; live records are capped per user.
+ * once; live records are capped per user.  Memory ALLOC made goes the same
+ * way: charged once, held while an fd or a mapping keeps it, uncharged
+ * exactly once.
  */
 #include <grp.h>
 #include <sched.h>
@@ -13,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
+#include "hostmem_util.h"
 
 #define SZ		(64 * 1024)
 #define UID_A		4242
@@ -684,6 +687,163 @@ TEST_F(acct, records_capped_per_user)
 	close(pc);
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(self->q0.user_records, q.user_records);
+}
+
+/* A new pool of the caller's, no limit of its own, fd handles. */
+static int acct_pool(const char *name)
+{
+	int ctl, p;
+
+	ctl = kfd_open();
+	if (ctl < 0)
+		return ctl;
+	p = kfd_pool_create(ctl, 0, name, KFDPOOL_HANDLE_TYPE_FD, NULL);
+	close(ctl);
+	return p;
+}
+
+/*
+ * ALLOC's memory is charged as a pin is: once, however many pools of the
+ * user pin it; the global and per-user limits refuse it as they refuse a
+ * pin.
+ */
+TEST_F(acct, alloc_charged_once)
+{
+	struct kfdpool_query q;
+	int pa, pb, fd, eb;
+	__u32 ea;
+
+	if (!hm_supported())
+		SKIP(return, "no KFDPOOL_IOC_ALLOC");
+	pa = acct_pool("alloc-a");
+	pb = acct_pool("alloc-b");
+	ASSERT_LE(0, pa);
+	ASSERT_LE(0, pb);
+	fd = hm_alloc(pa, SZ, 0, &ea);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
+
+	/* Pinned in a second pool: nothing more globally or for the user. */
+	eb = kfd_pin(pb, fd, 0);
+	ASSERT_LT(0, eb);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
+
+	/* The limits count ALLOC's bytes with the pins'. */
+	ASSERT_EQ(0, kfd_param_set("user_limit", q.user_pinned + SZ));
+	EXPECT_EQ(-EDQUOT, hm_alloc(pa, 2 * SZ, 0, NULL));
+	ASSERT_EQ(0, kfd_param_set("user_limit", 0));
+	ASSERT_EQ(0, kfd_param_set("global_limit", q.global_pinned + SZ));
+	EXPECT_EQ(-ENOSPC, hm_alloc(pa, 2 * SZ, 0, NULL));
+	ASSERT_EQ(0, kfd_param_set("global_limit", 0));
+
+	close(fd);
+	ASSERT_EQ(0, kfd_unpin(pa, ea, NULL));
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	ASSERT_EQ(0, kfd_unpin(pb, eb, NULL));
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
+	close(pa);
+	close(pb);
+}
+
+/*
+ * ALLOC's memory kept after UNPIN by the fd ALLOC returned stays charged
+ * and held; closing the fd uncharges it once.  A mapping alone does not
+ * hold it: it keeps the pages, not the dma-buf (nor the module).
+ */
+TEST_F(acct, alloc_held_by_fd_not_by_mapping)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_query q;
+	__u32 e, draining = 0;
+	int p, fd;
+	char *m;
+
+	if (!hm_supported())
+		SKIP(return, "no KFDPOOL_IOC_ALLOC");
+	p = acct_pool("alloc-held");
+	ASSERT_LE(0, p);
+	fd = hm_alloc(p, SZ, 0, &e);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	m[0] = 1;
+
+	ASSERT_EQ(0, kfd_unpin(p, e, &draining));
+	EXPECT_EQ(1, draining);
+	ASSERT_EQ(0, kfd_stats(p, &st));
+	EXPECT_EQ(SZ, st.held_bytes);
+	EXPECT_EQ(1, st.held_entries);
+	EXPECT_EQ(SZ, st.reserved_bytes);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
+
+	/* The fd goes: uncharged once, the mapping still valid. */
+	close(fd);
+	ASSERT_EQ(0, kfd_stats(p, &st));
+	EXPECT_EQ(0, st.held_bytes);
+	EXPECT_EQ(0, st.reserved_bytes);
+	EXPECT_EQ(0, st.entries);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
+	EXPECT_EQ(1, m[0]);
+	munmap(m, SZ);
+	close(p);
+}
+
+/*
+ * An importer of ALLOC's memory that released it and kept its fd: after
+ * the owner closed its fd and the pool, the pool is a zombie holding the
+ * entry, still charged; the importer's close uncharges it once.
+ */
+TEST_F(acct, alloc_held_by_importer)
+{
+	struct kfdpool_record rec;
+	struct kfdpool_import imp;
+	struct kfdpool_query q;
+	int p, ip, fd;
+	char *m;
+	__u32 e;
+
+	if (!hm_supported())
+		SKIP(return, "no KFDPOOL_IOC_ALLOC");
+	p = acct_pool("alloc-imp");
+	ASSERT_LE(0, p);
+	ip = kfd_pool_export(p);
+	ASSERT_LE(0, ip);
+	fd = hm_alloc(p, SZ, 0, &e);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	m[0] = 7;
+	munmap(m, SZ);
+	ASSERT_EQ(0, kfd_export(p, e, 0, SZ, &rec));
+	ASSERT_EQ(0, kfd_import(ip, &rec, 0, &imp));
+	ASSERT_EQ(0, kfd_release(ip, e));
+	close(fd);
+	close(ip);
+	close(p);
+
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
+	m = mmap(NULL, SZ, PROT_READ, MAP_SHARED, imp.fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(7, m[0]);
+	munmap(m, SZ);
+
+	close(imp.fd);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
+	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
 }
 
 TEST_HARNESS_MAIN
