@@ -14,11 +14,15 @@
 /* Free a live record; pool->lock held. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
+	struct kfdpool_entry *entry = rec->entry;
+
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= rec->size;
+	pool->used -= kfdpool_cover_del(&entry->cover, rec->offset, rec->size);
 	pool->nr_records--;
+	entry->nr_records--;
+	kfdpool_records_uncharge(pool->user, 1);
 	kfree(rec);
 }
 
@@ -59,7 +63,8 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
-	if (!rec)
+	/* A record of an unpinned entry is revoked, though not erased yet. */
+	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
 	if (rec->generation != r->generation)
 		return ERR_PTR(-ESTALE);
@@ -73,6 +78,7 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_bp *spare[2];
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
@@ -87,6 +93,11 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		return -ENOMEM;
+	ret = kfdpool_cover_prepare(spare);
+	if (ret) {
+		kfree(rec);
+		return ret;
+	}
 	get_random_bytes(rec->nonce, sizeof(rec->nonce));
 
 	mutex_lock(&pool->lock);
@@ -103,25 +114,34 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 		ret = -ENOSPC;
 		goto err_unlock;
 	}
+	ret = kfdpool_records_charge(pool->user);
+	if (ret)
+		goto err_unlock;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
 			      XA_LIMIT(1, U32_MAX), &pool->next_record,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
+	if (ret < 0) {
+		kfdpool_records_uncharge(pool->user, 1);
 		goto err_unlock;
+	}
 	rec->generation = ++pool->generation;
 	rec->entry = entry;
 	rec->offset = e->offset;
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
-	pool->used += rec->size;
+	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
+					spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
+	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
 	mutex_unlock(&pool->lock);
+	kfdpool_cover_release(spare);
 	return 0;
 
 err_unlock:
 	mutex_unlock(&pool->lock);
+	kfdpool_cover_release(spare);
 	kfree(rec);
 	return ret;
 }
@@ -202,6 +222,8 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
 			goto err_unlock;
+		/* From now on the entry may outlive the pool's use of it. */
+		entry->handed_out = true;
 		get_dma_buf(entry->dmabuf);
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
