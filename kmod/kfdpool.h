@@ -85,7 +85,8 @@ struct kfdpool_user;
  * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
  * @records: record id -> struct kfdpool_rec
  * @next_record: cursor of the cyclic record id allocation
- * @generation: export counter; each record stores its value
+ * @generation: export counter; each record stores its value, and the
+ *	record's generation is its low 32 bits
  * @reserved: bytes of all entries, draining ones included
  * @charging: bytes ALLOC charged for entries whose pages it is still
  *	allocating; counted against @limit with @reserved, not reported
@@ -100,6 +101,7 @@ struct kfdpool_user;
  * @nr_import_fds: open import-mode files
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
+ * @nonce_key: key of the PRF that makes record nonces (record.c)
  */
 struct kfdpool_pool {
 	struct kref ref;
@@ -119,7 +121,7 @@ struct kfdpool_pool {
 	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
 	struct xarray records;
 	u32 next_record;
-	u32 generation;
+	u64 generation;
 
 	u64 reserved;
 	u64 charging;
@@ -133,6 +135,7 @@ struct kfdpool_pool {
 	u32 nr_records;
 	u32 nr_import_fds;
 	siphash_key_t handle_key[2];
+	siphash_key_t nonce_key;
 };
 
 /**
@@ -181,22 +184,25 @@ struct kfdpool_entry {
 
 /**
  * struct kfdpool_rec - what the kernel stored of an export record
- * @id: the record's slot in pool->records
- * @generation: pool->generation when made
+ * @generation: pool->generation when made; the record carries its low 32
+ *	bits, the nonce depends on all 64
  * @entry: the entry the record points into
  * @offset: offset in the entry
  * @size: bytes covered
- * @nonce: random bytes a presented record must match
  * @node: in entry->records
+ * @id: the record's slot in pool->records
+ *
+ * The nonce is not stored: it is the pool's keyed PRF of @id and
+ * @generation (kfdpool_rec_nonce()), recomputed when a record is presented.
+ * That keeps a record at 56 bytes (a dedicated slab cache, not kmalloc-64).
  */
 struct kfdpool_rec {
-	u32 id;
-	u32 generation;
+	u64 generation;
 	struct kfdpool_entry *entry;
 	u64 offset;
 	u64 size;
-	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct list_head node;
+	u32 id;
 };
 
 /**
@@ -309,6 +315,8 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo);
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
+int kfdpool_rec_cache_init(void);
+void kfdpool_rec_cache_exit(void);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_revoke(struct file *file, void *data,

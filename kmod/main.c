@@ -271,12 +271,20 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
+	ret = kfdpool_rec_cache_init();
+	if (ret)
+		return ret;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
 	if (ret == -EBUSY)
 		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
 	if (ret)
-		kfdpool_debugfs_exit();
+		goto err_debugfs;
+	return 0;
+
+err_debugfs:
+	kfdpool_debugfs_exit();
+	kfdpool_rec_cache_exit();
 	return ret;
 }
 
@@ -289,6 +297,7 @@ static void __exit kfdpool_exit(void)
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
 	WARN_ON(kfdpool_nr_pools());
+	kfdpool_rec_cache_exit();
 }
 
 module_init(kfdpool_init);

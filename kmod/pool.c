@@ -157,6 +157,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	mutex_init(&pool->lock);
 	get_random_bytes(pool->id, sizeof(pool->id));
 	kfdpool_handle_key_init(pool);
+	get_random_bytes(&pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit :
 		READ_ONCE(kfdpool_default_pool_limit);

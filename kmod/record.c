@@ -7,9 +7,44 @@
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
 #include <linux/random.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
+
+static struct kmem_cache *kfdpool_rec_cache;
+
+int kfdpool_rec_cache_init(void)
+{
+	kfdpool_rec_cache = KMEM_CACHE(kfdpool_rec, SLAB_ACCOUNT);
+	return kfdpool_rec_cache ? 0 : -ENOMEM;
+}
+
+void kfdpool_rec_cache_exit(void)
+{
+	kmem_cache_destroy(kfdpool_rec_cache);
+}
+
+/*
+ * The nonce of record (@id, @generation): two SipHash-2-4 outputs under the
+ * pool's key, told apart by their last word.  (@id, @generation) never
+ * repeats in a pool (the generation is a 64-bit counter), so neither does
+ * a nonce, and without the key nobody can make one: a nonce is as good as
+ * random bytes stored with the record, for no bytes and no entropy drawn.
+ */
+static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
+			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
+{
+	u64 half[2];
+
+	BUILD_BUG_ON(sizeof(half) != KFDPOOL_NONCE_LEN);
+	half[0] = siphash_4u32(id, lower_32_bits(generation),
+			       upper_32_bits(generation), 0, &pool->nonce_key);
+	half[1] = siphash_4u32(id, lower_32_bits(generation),
+			       upper_32_bits(generation), 1, &pool->nonce_key);
+	memcpy(nonce, half, sizeof(half));
+	memzero_explicit(half, sizeof(half));
+}
 
 /* Free a live record; pool->lock held. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
@@ -19,7 +54,7 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	list_del(&rec->node);
 	pool->used -= rec->size;
 	pool->nr_records--;
-	kfree(rec);
+	kmem_cache_free(kfdpool_rec_cache, rec);
 }
 
 static void kfdpool_rec_encode(struct kfdpool_pool *pool,
@@ -31,10 +66,10 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	r->magic = KFDPOOL_RECORD_MAGIC;
 	r->record_id = rec->id;
 	r->entry_id = rec->entry->id;
-	r->generation = rec->generation;
+	r->generation = lower_32_bits(rec->generation);
 	r->offset = rec->offset;
 	r->size = rec->size;
-	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
+	kfdpool_rec_nonce(pool, rec->id, rec->generation, r->nonce);
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
@@ -55,19 +90,23 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
+	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct kfdpool_rec *rec;
+	bool forged;
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
 	if (!rec)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != r->generation)
+	if (lower_32_bits(rec->generation) != r->generation)
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
-	    rec->size != r->size ||
-	    crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+	    rec->size != r->size)
 		return ERR_PTR(-ENOENT);
-	return rec;
+	kfdpool_rec_nonce(pool, rec->id, rec->generation, nonce);
+	forged = crypto_memneq(nonce, r->nonce, sizeof(nonce));
+	memzero_explicit(nonce, sizeof(nonce));
+	return forged ? ERR_PTR(-ENOENT) : rec;
 }
 
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
@@ -84,10 +123,9 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 	if (!pool->handle_types)
 		return -EOPNOTSUPP;
 
-	rec = kzalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
+	rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		return -ENOMEM;
-	get_random_bytes(rec->nonce, sizeof(rec->nonce));
 
 	mutex_lock(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
@@ -122,7 +160,7 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-	kfree(rec);
+	kmem_cache_free(kfdpool_rec_cache, rec);
 	return ret;
 }
 
