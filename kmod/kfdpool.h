@@ -308,7 +308,31 @@ int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
 void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
+/**
+ * struct kfdpool_export_res - what an export allocates before the lock
+ * @rec: the record, until the export uses it
+ */
+struct kfdpool_export_res {
+	struct kfdpool_rec *rec;
+};
+
 /* record.c: the commands of ioctls, batches and io_uring alike */
+int kfdpool_export_prep(struct kfdpool_file *pf,
+			const struct kfdpool_export *e,
+			struct kfdpool_export_res *res);
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  struct kfdpool_export_res *res);
+void kfdpool_export_finish(struct kfdpool_export_res *res);
+int kfdpool_revoke_prep(struct kfdpool_file *pf,
+			const struct kfdpool_revoke *r);
+int kfdpool_revoke_locked(struct kfdpool_file *pf,
+			  const struct kfdpool_revoke *r);
+int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
+int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
+			  struct kfdpool_fd_out *fdo);
+int kfdpool_release_prep(const struct kfdpool_release *rel);
+int kfdpool_release_locked(struct kfdpool_file *pf,
+			   const struct kfdpool_release *rel);
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
 int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,

@@ -129,9 +129,16 @@ out:
 	return ret;
 }
 
+/*
+ * The other fields are arguments of @undo, set with it: clearing the whole
+ * struct (its record included) twice per batch element was a tenth of a
+ * validate-only import's cost.
+ */
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
 {
-	memset(fdo, 0, sizeof(*fdo));
+	fdo->file = NULL;
+	fdo->fd_off = 0;
+	fdo->undo = NULL;
 }
 
 /**

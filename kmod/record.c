@@ -109,43 +109,61 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 	return forged ? ERR_PTR(-ENOENT) : rec;
 }
 
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
-{
-	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_entry *entry;
-	struct kfdpool_rec *rec;
-	int ret;
+/*
+ * Each command comes in two halves, so that a batch takes the pool's lock
+ * once for many elements: *_prep() checks the arguments and allocates,
+ * without the lock; *_locked() does the rest under pool->lock.  The
+ * kfdpool_do_*() functions run both for one element.
+ */
 
+/**
+ * kfdpool_export_prep() - check an export and allocate its record
+ * @pf: the pool file
+ * @e: the element
+ * @res: receives what the export needs under the lock; pass it to
+ *	kfdpool_export_locked() and then, whatever happened, to
+ *	kfdpool_export_finish()
+ *
+ * Return: 0 or -errno (then @res holds nothing).
+ */
+int kfdpool_export_prep(struct kfdpool_file *pf,
+			const struct kfdpool_export *e,
+			struct kfdpool_export_res *res)
+{
+	res->rec = NULL;
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (e->flags || e->pad || !e->size)
 		return -EINVAL;
-	if (!pool->handle_types)
+	if (!pf->pool->handle_types)
 		return -EOPNOTSUPP;
+	res->rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
+	return res->rec ? 0 : -ENOMEM;
+}
 
-	rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
-	if (!rec)
-		return -ENOMEM;
+/* Make the record of @e with @res; pool->lock held.  0 or -errno. */
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  struct kfdpool_export_res *res)
+{
+	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_rec *rec = res->rec;
+	struct kfdpool_entry *entry;
+	int ret;
 
-	mutex_lock(&pool->lock);
+	lockdep_assert_held(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
-	if (!entry || entry->draining) {
-		ret = -ENOENT;
-		goto err_unlock;
-	}
-	if (e->offset > entry->size || e->size > entry->size - e->offset) {
-		ret = -EINVAL;
-		goto err_unlock;
-	}
-	if (pool->nr_records >= KFDPOOL_MAX_RECORDS) {
-		ret = -ENOSPC;
-		goto err_unlock;
-	}
+	if (!entry || entry->draining)
+		return -ENOENT;
+	if (e->offset > entry->size || e->size > entry->size - e->offset)
+		return -EINVAL;
+	if (pool->nr_records >= KFDPOOL_MAX_RECORDS)
+		return -ENOSPC;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
 			      XA_LIMIT(1, U32_MAX), &pool->next_record,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		goto err_unlock;
+		return ret;
+	res->rec = NULL;
 	rec->generation = ++pool->generation;
 	rec->entry = entry;
 	rec->offset = e->offset;
@@ -155,36 +173,62 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
-	mutex_unlock(&pool->lock);
 	return 0;
+}
 
-err_unlock:
-	mutex_unlock(&pool->lock);
-	kmem_cache_free(kfdpool_rec_cache, rec);
+/* Free what an export prepared and did not use. */
+void kfdpool_export_finish(struct kfdpool_export_res *res)
+{
+	if (res->rec)
+		kmem_cache_free(kfdpool_rec_cache, res->rec);
+	res->rec = NULL;
+}
+
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
+{
+	struct kfdpool_export_res res;
+	int ret;
+
+	ret = kfdpool_export_prep(pf, e, &res);
+	if (ret)
+		return ret;
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_export_locked(pf, e, &res);
+	mutex_unlock(&pf->pool->lock);
+	kfdpool_export_finish(&res);
 	return ret;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
+int kfdpool_revoke_prep(struct kfdpool_file *pf,
+			const struct kfdpool_revoke *r)
 {
-	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_rec *rec;
-	int ret;
-
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (r->flags)
 		return -EINVAL;
-	ret = kfdpool_rec_precheck(pool, &r->record);
+	return kfdpool_rec_precheck(pf->pool, &r->record);
+}
+
+int kfdpool_revoke_locked(struct kfdpool_file *pf,
+			  const struct kfdpool_revoke *r)
+{
+	struct kfdpool_rec *rec = kfdpool_rec_lookup(pf->pool, &r->record);
+
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
+	kfdpool_rec_free(pf->pool, rec);
+	return 0;
+}
+
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
+{
+	int ret = kfdpool_revoke_prep(pf, r);
+
 	if (ret)
 		return ret;
-
-	mutex_lock(&pool->lock);
-	rec = kfdpool_rec_lookup(pool, &r->record);
-	if (IS_ERR(rec))
-		ret = PTR_ERR(rec);
-	else
-		kfdpool_rec_free(pool, rec);
-	mutex_unlock(&pool->lock);
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_revoke_locked(pf, r);
+	mutex_unlock(&pf->pool->lock);
 	return ret;
 }
 
@@ -198,48 +242,38 @@ static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
 	mutex_unlock(&pool->lock);
 }
 
-/**
- * kfdpool_do_import() - validate a record and import its entry
- * @pf: the pool file the record is presented to (any mode)
- * @imp: the element; outputs are filled on success
- * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives a reference to the
- *	dma-buf's file, which the caller installs at a new fd after its copy
- *	back (kfdpool_fd_commit(); imp->fd is left -1 until then)
- *
- * Return: 0 or -errno.
- */
-int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo)
+int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 {
-	bool validate = imp->flags & KFDPOOL_IMPORT_VALIDATE;
-	struct kfdpool_pool *pool = pf->pool;
+	imp->fd = -1;
+	if (imp->flags & ~KFDPOOL_IMPORT_VALIDATE)
+		return -EINVAL;
+	return kfdpool_rec_precheck(pf->pool, &imp->record);
+}
+
+/*
+ * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
+ * entry: @fdo then holds a reference to the dma-buf's file, which the
+ * caller installs at a new fd after its copy back (kfdpool_fd_commit();
+ * imp->fd stays -1 until then).  pool->lock held.  0 or -errno.
+ */
+int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
+			  struct kfdpool_fd_out *fdo)
+{
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
 
-	imp->fd = -1;
-	if (imp->flags & ~KFDPOOL_IMPORT_VALIDATE)
-		return -EINVAL;
-	ret = kfdpool_rec_precheck(pool, &imp->record);
-	if (ret)
-		return ret;
-
-	mutex_lock(&pool->lock);
-	rec = kfdpool_rec_lookup(pool, &imp->record);
-	if (IS_ERR(rec)) {
-		ret = PTR_ERR(rec);
-		goto err_unlock;
-	}
+	rec = kfdpool_rec_lookup(pf->pool, &imp->record);
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
 	entry = rec->entry;
-	if (validate) {
-		if (!xa_load(&pf->imports, entry->id)) {
-			ret = -ENXIO;
-			goto err_unlock;
-		}
+	if (imp->flags & KFDPOOL_IMPORT_VALIDATE) {
+		if (!xa_load(&pf->imports, entry->id))
+			return -ENXIO;
 	} else {
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
-			goto err_unlock;
+			return ret;
 		get_dma_buf(entry->dmabuf);
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
@@ -251,22 +285,49 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	imp->entry_size = entry->size;
 	imp->cookie = entry->cookie;
 	imp->entry_id = entry->id;
-	mutex_unlock(&pool->lock);
 	return 0;
+}
 
-err_unlock:
-	mutex_unlock(&pool->lock);
+/**
+ * kfdpool_do_import() - validate a record and import its entry
+ * @pf: the pool file the record is presented to (any mode)
+ * @imp: the element; outputs are filled on success
+ * @fdo: see kfdpool_import_locked()
+ *
+ * Return: 0 or -errno.
+ */
+int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
+		      struct kfdpool_fd_out *fdo)
+{
+	int ret = kfdpool_import_prep(pf, imp);
+
+	if (ret)
+		return ret;
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_import_locked(pf, imp, fdo);
+	mutex_unlock(&pf->pool->lock);
 	return ret;
+}
+
+int kfdpool_release_prep(const struct kfdpool_release *rel)
+{
+	return rel->flags || rel->pad ? -EINVAL : 0;
+}
+
+int kfdpool_release_locked(struct kfdpool_file *pf,
+			   const struct kfdpool_release *rel)
+{
+	return kfdpool_import_put(pf, rel->entry_id);
 }
 
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
 {
-	int ret;
+	int ret = kfdpool_release_prep(rel);
 
-	if (rel->flags || rel->pad)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_import_put(pf, rel->entry_id);
+	ret = kfdpool_release_locked(pf, rel);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
 }
