@@ -227,7 +227,7 @@ static void kfdpool_recs_free_dead(struct kfdpool_pool *pool,
 			rec = list_first_entry(dead, struct kfdpool_rec, node);
 			list_del(&rec->node);
 			xa_erase(&pool->records, rec->id);
-			kfree(rec);
+			kfdpool_rec_destroy(rec);
 		}
 		if (list_empty(dead))
 			break;

@@ -114,7 +114,8 @@ struct kfdpool_cover {
  * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
  * @records: record id -> struct kfdpool_rec
  * @next_record: cursor of the cyclic record id allocation
- * @generation: export counter; each record stores its value
+ * @generation: export counter; each record stores its value, and the
+ *	record's generation is its low 32 bits
  * @reserved: bytes of all entries, draining ones included
  * @charging: bytes ALLOC charged for entries whose pages it is still
  *	allocating; counted against @limit with @reserved, not reported
@@ -136,6 +137,7 @@ struct kfdpool_cover {
  *	charges) until the reaper frees them
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
+ * @nonce_key: key of the PRF that makes record nonces (record.c)
  */
 struct kfdpool_pool {
 	struct kref ref;
@@ -157,7 +159,7 @@ struct kfdpool_pool {
 	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
 	struct xarray records;
 	u32 next_record;
-	u32 generation;
+	u64 generation;
 
 	u64 reserved;
 	u64 charging;
@@ -176,6 +178,7 @@ struct kfdpool_pool {
 	bool zombie;
 	struct list_head held_node;
 	siphash_key_t handle_key[2];
+	siphash_key_t nonce_key;
 };
 
 /**
@@ -238,22 +241,25 @@ struct kfdpool_entry {
 
 /**
  * struct kfdpool_rec - what the kernel stored of an export record
- * @id: the record's slot in pool->records
- * @generation: pool->generation when made
+ * @generation: pool->generation when made; the record carries its low 32
+ *	bits, the nonce depends on all 64
  * @entry: the entry the record points into
  * @offset: offset in the entry
  * @size: bytes covered
- * @nonce: random bytes a presented record must match
  * @node: in entry->records
+ * @id: the record's slot in pool->records
+ *
+ * The nonce is not stored: it is the pool's keyed PRF of @id and
+ * @generation (kfdpool_rec_nonce()), recomputed when a record is presented.
+ * That keeps a record at 56 bytes (a dedicated slab cache, not kmalloc-64).
  */
 struct kfdpool_rec {
-	u32 id;
-	u32 generation;
+	u64 generation;
 	struct kfdpool_entry *entry;
 	u64 offset;
 	u64 size;
-	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct list_head node;
+	u32 id;
 };
 
 /**
@@ -367,13 +373,42 @@ int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
 void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
+/**
+ * struct kfdpool_export_res - what an export allocates before the lock
+ * @rec: the record, until the export uses it
+ * @spare: breakpoints kfdpool_cover_add() may need, until it takes them
+ */
+struct kfdpool_export_res {
+	struct kfdpool_rec *rec;
+	struct kfdpool_bp *spare[2];
+};
+
 /* record.c: the commands of ioctls, batches and io_uring alike */
+int kfdpool_export_prep(struct kfdpool_file *pf,
+			const struct kfdpool_export *e,
+			struct kfdpool_export_res *res);
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  struct kfdpool_export_res *res);
+void kfdpool_export_finish(struct kfdpool_export_res *res);
+int kfdpool_revoke_prep(struct kfdpool_file *pf,
+			const struct kfdpool_revoke *r);
+int kfdpool_revoke_locked(struct kfdpool_file *pf,
+			  const struct kfdpool_revoke *r);
+int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
+int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
+			  struct kfdpool_fd_out *fdo);
+int kfdpool_release_prep(const struct kfdpool_release *rel);
+int kfdpool_release_locked(struct kfdpool_file *pf,
+			   const struct kfdpool_release *rel);
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
 int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo);
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
+int kfdpool_rec_cache_init(void);
+void kfdpool_rec_destroy(struct kfdpool_rec *rec);
+void kfdpool_rec_cache_exit(void);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_revoke(struct file *file, void *data,

@@ -220,6 +220,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
 	kfdpool_handle_key_init(pool);
+	get_random_bytes(&pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;

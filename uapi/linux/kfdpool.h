@@ -81,7 +81,8 @@
  * @generation: the pool's export counter when the record was made
  * @offset: offset of the pointer in the entry's dma-buf
  * @size: bytes from @offset that the record covers
- * @nonce: random bytes the kernel chose; a record only imports if they match
+ * @nonce: bytes only the kernel can make (a keyed PRF of the record's slot
+ *	and generation); a record only imports if they match
  *
  * This is the encoding of hipMemPoolPtrExportData.  The kernel checks every
  * field against what it stored when the record was made: a record that was
