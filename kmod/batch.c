@@ -122,7 +122,7 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 	int err;
 
 	kfdpool_fd_out_init(&sl->fdo);
-	sl->xres.rec = NULL;
+	kfdpool_export_res_init(&sl->xres);
 	/*
 	 * Through the stack: hardened usercopy checks a copy into a heap
 	 * object against its slab, at a cost that was most of an element's.

@@ -383,6 +383,14 @@ struct kfdpool_export_res {
 	struct kfdpool_bp *spare[2];
 };
 
+/* Nothing allocated: kfdpool_export_finish() has nothing to free. */
+static inline void kfdpool_export_res_init(struct kfdpool_export_res *res)
+{
+	res->rec = NULL;
+	res->spare[0] = NULL;
+	res->spare[1] = NULL;
+}
+
 /* record.c: the commands of ioctls, batches and io_uring alike */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e,

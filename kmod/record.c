@@ -141,9 +141,7 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e,
 			struct kfdpool_export_res *res)
 {
-	res->rec = NULL;
-	res->spare[0] = NULL;
-	res->spare[1] = NULL;
+	kfdpool_export_res_init(res);
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (e->flags || e->pad || !e->size)

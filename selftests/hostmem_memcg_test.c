@@ -110,6 +110,18 @@ static int cg_child(int sock, const char *dir, const unsigned long long *sizes,
 	for (i = 0; !keep && i < n && i < 8; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	/*
+	 * The pool closed first, so its ALLOC entries were held (the fds
+	 * were open) and the module learns they are gone by looking: QUERY
+	 * frees held entries nobody references (the reaper would, within
+	 * 100 ms).  The pages' charge goes with them.
+	 */
+	if (!keep) {
+		struct kfdpool_query q;
+
+		if (kfd_query(&q))
+			return 26;
+	}
 	r = 0;
 	if (write(sock, &r, sizeof(r)) != sizeof(r))
 		return 24;
