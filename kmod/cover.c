@@ -220,22 +220,54 @@ static void kfdpool_cover_del_bp(struct kfdpool_cover *c, u64 x, s32 delta)
 }
 
 /**
- * kfdpool_cover_prepare() - allocate what kfdpool_cover_add() may need
- * @spare: two node slots, filled
+ * kfdpool_bp_stash_take() - the spares of one kfdpool_cover_add()
+ * @stash: the pool's unused breakpoints, emptied
+ * @spare: filled from @stash, allocating what it lacked
  *
- * Called before taking the pool's lock; kfdpool_cover_release() returns
- * what was not used.
+ * pool->lock held (it may sleep: a mutex).  An export needs at most two new
+ * breakpoints and usually none (its start and end are breakpoints of other
+ * records already), so taking them from the stash and giving back the
+ * unused ones (kfdpool_bp_stash_keep()) spares the slab two allocations and
+ * two frees per export.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0 or -ENOMEM (then @stash holds what it held).
  */
-int kfdpool_cover_prepare(struct kfdpool_bp *spare[2])
+int kfdpool_bp_stash_take(struct kfdpool_bp *stash[2],
+			  struct kfdpool_bp *spare[2])
 {
-	spare[0] = kmem_cache_alloc(kfdpool_bp_cache, GFP_KERNEL_ACCOUNT);
-	spare[1] = kmem_cache_alloc(kfdpool_bp_cache, GFP_KERNEL_ACCOUNT);
-	if (spare[0] && spare[1])
-		return 0;
-	kfdpool_cover_release(spare);
-	return -ENOMEM;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		spare[i] = stash[i];
+		stash[i] = NULL;
+		if (!spare[i])
+			spare[i] = kmem_cache_alloc(kfdpool_bp_cache,
+						    GFP_KERNEL_ACCOUNT);
+		if (!spare[i]) {
+			kfdpool_bp_stash_keep(stash, spare);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Put what kfdpool_cover_add() left of @spare back in @stash. */
+void kfdpool_bp_stash_keep(struct kfdpool_bp *stash[2],
+			   struct kfdpool_bp *spare[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!spare[i])
+			continue;
+		if (!stash[0])
+			stash[0] = spare[i];
+		else if (!stash[1])
+			stash[1] = spare[i];
+		else
+			kmem_cache_free(kfdpool_bp_cache, spare[i]);
+		spare[i] = NULL;
+	}
 }
 
 void kfdpool_cover_release(struct kfdpool_bp *spare[2])
@@ -253,7 +285,7 @@ void kfdpool_cover_release(struct kfdpool_bp *spare[2])
  * @c: the entry's coverage
  * @start: offset
  * @size: bytes, > 0
- * @spare: from kfdpool_cover_prepare(); the nodes used are taken
+ * @spare: from kfdpool_cover_take(); the nodes used are taken
  *
  * Return: how many bytes the coverage grew by.
  */

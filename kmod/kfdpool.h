@@ -138,6 +138,8 @@ struct kfdpool_cover {
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
  * @nonce_key: key of the PRF that makes record nonces (record.c)
+ * @bp_stash: breakpoints an export allocated and did not use, for the next
+ *	(cover.c)
  */
 struct kfdpool_pool {
 	struct kref ref;
@@ -179,6 +181,7 @@ struct kfdpool_pool {
 	struct list_head held_node;
 	siphash_key_t handle_key[2];
 	siphash_key_t nonce_key;
+	struct kfdpool_bp *bp_stash[2];
 };
 
 /**
@@ -374,9 +377,10 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
 /**
- * struct kfdpool_export_res - what an export allocates before the lock
- * @rec: the record, until the export uses it
- * @spare: breakpoints kfdpool_cover_add() may need, until it takes them
+ * struct kfdpool_export_res - what an export allocates
+ * @rec: the record, allocated before the lock, until the export uses it
+ * @spare: breakpoints kfdpool_cover_add() may need, taken under the lock
+ *	from the pool's stash (allocated when it is empty) and put back
  */
 struct kfdpool_export_res {
 	struct kfdpool_rec *rec;
@@ -461,7 +465,10 @@ void kfdpool_users_show(struct seq_file *m);
 /* cover.c */
 int kfdpool_cover_init(void);
 void kfdpool_cover_exit(void);
-int kfdpool_cover_prepare(struct kfdpool_bp *spare[2]);
+int kfdpool_bp_stash_take(struct kfdpool_bp *stash[2],
+			  struct kfdpool_bp *spare[2]);
+void kfdpool_bp_stash_keep(struct kfdpool_bp *stash[2],
+			   struct kfdpool_bp *spare[2]);
 void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
 u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
 		      struct kfdpool_bp *spare[2]);

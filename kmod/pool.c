@@ -75,6 +75,8 @@ void kfdpool_pool_destroy(struct kfdpool_pool *pool)
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
+	memzero_explicit(&pool->nonce_key, sizeof(pool->nonce_key));
+	kfdpool_cover_release(pool->bp_stash);
 	/* Lookups by id may still be looking at it. */
 	kfree_rcu(pool, rcu);
 }

@@ -149,13 +149,7 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	if (!pf->pool->handle_types)
 		return -EOPNOTSUPP;
 	res->rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
-	if (!res->rec)
-		return -ENOMEM;
-	if (kfdpool_cover_prepare(res->spare)) {
-		kfdpool_export_finish(res);
-		return -ENOMEM;
-	}
-	return 0;
+	return res->rec ? 0 : -ENOMEM;
 }
 
 /* Make the record of @e with @res; pool->lock held.  0 or -errno. */
@@ -178,13 +172,14 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	ret = kfdpool_records_charge(pool->user);
 	if (ret)
 		return ret;
+	ret = kfdpool_bp_stash_take(pool->bp_stash, res->spare);
+	if (ret)
+		goto err_uncharge;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
 			      XA_LIMIT(1, U32_MAX), &pool->next_record,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
-		kfdpool_records_uncharge(pool->user, 1);
-		return ret;
-	}
+	if (ret < 0)
+		goto err_keep;
 	res->rec = NULL;
 	rec->generation = ++pool->generation;
 	rec->entry = entry;
@@ -193,11 +188,18 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	list_add_tail(&rec->node, &entry->records);
 	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
 					res->spare);
+	kfdpool_bp_stash_keep(pool->bp_stash, res->spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
 	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
 	return 0;
+
+err_keep:
+	kfdpool_bp_stash_keep(pool->bp_stash, res->spare);
+err_uncharge:
+	kfdpool_records_uncharge(pool->user, 1);
+	return ret;
 }
 
 /* Free what an export prepared and did not use. */
