@@ -8,6 +8,7 @@
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"
+#   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make deps             install the Debian packages all of this needs
 
@@ -27,7 +28,7 @@ WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
 .PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
-	bench bench-progs tools
+	bench bench-progs tools coverage
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -74,6 +75,9 @@ demo:
 
 check:
 	$(SRC)/tools/check
+
+coverage:
+	$(SRC)/tools/coverage
 
 clean:
 	rm -rf $(BUILD)
