@@ -4,7 +4,8 @@
 #
 #   make                  module for KDIR (default: the running kernel) + library
 #   make modules KVER=R   module for an installed kernel release R (or 6.12, 6.1)
-#   make lib              libkfdpool.so, libkfdpool.a, kfdpool.pc
+#   make lib              libkfdpool (native API) and libkfdpool-hip (HIP API):
+#                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"
@@ -22,13 +23,17 @@ endif
 KDIR ?= /lib/modules/$(KVER)/build
 KOUT ?= $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
 
+# Every host test program runs through this (NAME COMMAND...), so that
+# tools/check counts its tests against its KTAP plan (tools/ktap-count).
+KTAP_RUN := $(SRC)/tools/ktap-run
+
 CC ?= gcc
 CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules lib selftests ksft demo check deps checkpatch clean \
-	bench bench-progs tools coverage
+.PHONY: all modules test-modules lib selftests ksft demo check deps checkpatch clean \
+	bench bench-progs tools harness-selftest coverage
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -37,17 +42,27 @@ all: lib
 
 # Kbuild writes its objects next to the sources, so each kernel gets a
 # directory of links to the sources: several kernels build side by side.
+# Kbuild runs the feature probes itself (kmod/probes/, read through the
+# directory link), as it does for M=$$PWD and dkms builds.
 KSRCS := $(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h)
-modules: $(KOUT)/gen/kfdpool_features.h
+modules:
 	@mkdir -p $(KOUT)/kmod
 	@ln -sfn $(SRC)/Kbuild $(KOUT)/Kbuild
+	@ln -sfn $(SRC)/dkms.conf $(KOUT)/dkms.conf
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
+	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
-$(KOUT)/gen/kfdpool_features.h: $(wildcard $(SRC)/kmod/probes/*.c) $(SRC)/tools/kprobe-features
-	$(SRC)/tools/kprobe-features $(KDIR) $(KOUT)
+# A test-only dma-buf importer that the selftests load (tools/vm/run puts
+# it in the guest): built beside the module, for the same kernel; never
+# installed.
+test-modules: modules
+	@mkdir -p $(KOUT)/importer
+	@ln -sfn $(SRC)/selftests/importer/Kbuild $(KOUT)/importer/Kbuild
+	@ln -sfn $(SRC)/selftests/importer/kfdpool_importer.c $(KOUT)/importer/
+	$(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
@@ -68,16 +83,27 @@ checkpatch: ksft
 	$(CHECKPATCH) --no-tree --strict --quiet --show-types \
 		-f \
 		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
+		$(wildcard $(SRC)/selftests/importer/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 
 demo:
 	$(SRC)/tools/demo
+
+# Your own program in the VM, as README shows it (TAP lines).
+.PHONY: vm-add-check
+vm-add-check: lib
+	$(SRC)/tools/vm/add-check $(SRC) $(BUILD)
 
 check:
 	$(SRC)/tools/check
 
 coverage:
 	$(SRC)/tools/coverage
+
+# The harness's counting rules, proven on deliberately broken programs.
+harness-selftest:
+	@$(KTAP_RUN) harness-selftest $(SRC)/tools/harness-selftest
+unit: harness-selftest
 
 clean:
 	rm -rf $(BUILD)

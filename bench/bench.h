@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,6 +190,140 @@ static inline int env_int(const char *name, int def)
 	const char *v = getenv(name);
 
 	return v && *v ? atoi(v) : def;
+}
+
+/*
+ * Counting system calls.  Performance counters do not exist under TCG and
+ * wrapping the library's entry points would count only what we thought of,
+ * so the kernel counts: the raw_syscalls:sys_enter tracepoint, recorded for
+ * the chosen threads only (set_event_pid) into a tracefs instance of our
+ * own, and the number of events in its buffer read back.  Every system call
+ * is counted, whoever makes it on those threads (glibc, liburing, the
+ * library, futex waits).  Counting slows the calls down: never count and
+ * time in the same pass.
+ */
+#define SC_TRACEFS	"/sys/kernel/tracing"
+#define SC_INSTANCE	SC_TRACEFS "/instances/kfdpool_bench"
+
+struct sc_counter {
+	int enable_fd;		/* events/raw_syscalls/sys_enter/enable */
+	long overhead;		/* what sc_start + sc_stop count by themselves */
+};
+
+static inline int sc_write(const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), SC_INSTANCE "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Events in the instance's buffers, all CPUs; dies if any were lost. */
+static inline long sc_entries(void)
+{
+	long total = 0;
+	int cpu;
+
+	for (cpu = 0;; cpu++) {
+		char path[256], line[128];
+		long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), SC_INSTANCE "/per_cpu/cpu%d/stats", cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "entries: %ld", &v) == 1)
+				total += v;
+			else if (sscanf(line, "overrun: %ld", &v) == 1 && v)
+				die("syscall count: %ld events lost (buffer too small)", v);
+		}
+		fclose(f);
+	}
+	return total;
+}
+
+/* Count only the calls @filter (an event filter such as "id == 202")
+ * matches; NULL: every call. */
+static inline int sc_filter(const char *filter)
+{
+	return sc_write("events/raw_syscalls/sys_enter/filter",
+			filter ? filter : "0");
+}
+
+/* Open the counter; @filter (NULL: every call) is an event filter such as
+ * "id == 202".  Returns -errno when this kernel cannot count. */
+static inline int sc_open(struct sc_counter *c, const char *filter)
+{
+	struct stat st;
+	int ret;
+
+	if (stat(SC_TRACEFS "/instances", &st) &&
+	    mount("tracefs", SC_TRACEFS, "tracefs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	if (mkdir(SC_INSTANCE, 0700) && errno != EEXIST)
+		return -errno;
+	ret = sc_write("events/raw_syscalls/sys_enter/enable", "0");
+	if (!ret)
+		ret = sc_write("buffer_size_kb", "4096");
+	if (!ret)
+		ret = sc_filter(filter);
+	if (ret)
+		return ret;
+	c->enable_fd = open(SC_INSTANCE "/events/raw_syscalls/sys_enter/enable",
+			    O_WRONLY | O_CLOEXEC);
+	if (c->enable_fd < 0)
+		return -errno;
+	c->overhead = 0;
+	return 0;
+}
+
+static inline void sc_close(struct sc_counter *c)
+{
+	close(c->enable_fd);
+	rmdir(SC_INSTANCE);
+}
+
+/* Count from here on for the threads @tids (a thread id is its pid). */
+static inline void sc_start(struct sc_counter *c, const pid_t *tids, int n)
+{
+	char list[256] = "";
+	int i;
+
+	for (i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%d ", (int)tids[i]);
+	if (sc_write("set_event_pid", list) || sc_write("trace", ""))
+		die("syscall count: %s", strerror(errno));
+	/* The last call before counting starts: not counted itself. */
+	if (write(c->enable_fd, "1", 1) != 1)
+		die("syscall count: %s", strerror(errno));
+}
+
+/* The calls made since sc_start, less the counter's own. */
+static inline long sc_stop(struct sc_counter *c)
+{
+	/* Its sys_enter is recorded when the caller is counted: that is
+	 * the overhead sc_calibrate measures. */
+	if (write(c->enable_fd, "0", 1) != 1)
+		die("syscall count: %s", strerror(errno));
+	return sc_entries() - c->overhead;
+}
+
+/* Measure what counting nothing counts, for these threads. */
+static inline void sc_calibrate(struct sc_counter *c, const pid_t *tids, int n)
+{
+	c->overhead = 0;
+	sc_start(c, tids, n);
+	c->overhead = sc_stop(c);
 }
 
 #endif /* KFDPOOL_BENCH_H */

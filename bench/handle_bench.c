@@ -18,7 +18,7 @@ static double *samples;
 
 static void report(const char *row, unsigned int n)
 {
-	figure("pool handles", row, "ns", median(samples, n), "ns");
+	figure("pool handles", row, "time", median(samples, n), "ns");
 }
 
 int main(void)

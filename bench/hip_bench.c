@@ -152,8 +152,8 @@ int main(void)
 			snprintf(row, sizeof(row), "%u pointer%s (%s)", counts[c],
 				 counts[c] > 1 ? "s" : "",
 				 batch ? "batch extensions" : "a call per pointer");
-			figure("HIP round trip", row, "total ns", median(t, rounds), "ns");
-			figure("HIP round trip", row, "ns per pointer",
+			figure("HIP round trip", row, "total", median(t, rounds), "ns");
+			figure("HIP round trip", row, "per pointer",
 			       median(t, rounds) / counts[c], "ns");
 			free(t);
 		}

@@ -606,12 +606,12 @@ int main(void)
 	for (unsigned int m = 0; m < NMODES; m++) {
 		if (!ran[m])
 			continue;
-		figure("pointer sharing", modes[m].name, "ns per pointer",
+		figure("pointer sharing", modes[m].name, "per pointer",
 		       per_ptr[m], "ns");
 		if (modes[m].mode != M_SCM) {
-			figure("pointer sharing", modes[m].name, "export ns",
+			figure("pointer sharing", modes[m].name, "export",
 			       export_ns[m], "ns");
-			figure("pointer sharing", modes[m].name, "import ns",
+			figure("pointer sharing", modes[m].name, "import",
 			       import_ns[m], "ns");
 		}
 		if (ran[0])

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * /sys/kernel/debug/kfdpool/pools: every pool on the system, one a line.
- * kfdpool-stat parses this format: keep the columns and their order.
+ * A debugging aid for root (the tests count pools with it), not an
+ * interface: monitors use KFDPOOL_IOC_POOL_LIST and fdinfo.  Ids are the
+ * reader's numbers (pid namespace, and the user namespace of the opener),
+ * as in fdinfo; owner_pid is 0 once the creator is gone.
  */
 #include <linux/debugfs.h>
 #include <linux/pid.h>
@@ -23,8 +26,8 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu\n",
 			   KFDPOOL_ID_LEN, pool->id,
 			   pool->name[0] ? pool->name : "-",
-			   pid_nr(pool->owner_pid),
-			   from_kuid_munged(&init_user_ns, pool->uid),
+			   kfdpool_owner_pid(pool),
+			   from_kuid_munged(seq_user_ns(m), pool->uid),
 			   pool->limit, pool->reserved, pool->reserved_high,
 			   pool->used, pool->used_high, pool->draining,
 			   pool->nr_entries, pool->nr_records,

@@ -19,6 +19,31 @@ static struct kfdpool_entry *kfdpool_find_dmabuf(struct kfdpool_pool *pool,
 	return NULL;
 }
 
+/**
+ * kfdpool_entry_insert_locked() - add an entry whose size is charged
+ * @pool: the pool
+ * @entry: the entry, its dma-buf and size set
+ *
+ * pool->lock held.  Return: 0 or -ENOMEM.
+ */
+int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
+				struct kfdpool_entry *entry)
+{
+	int ret;
+
+	lockdep_assert_held(&pool->lock);
+	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
+			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
+			      GFP_KERNEL_ACCOUNT);
+	if (ret < 0)
+		return ret;
+	hash_add(pool->dmabufs, &entry->hnode, (unsigned long)entry->dmabuf);
+	pool->reserved += entry->size;
+	pool->reserved_high = max(pool->reserved_high, pool->reserved);
+	pool->nr_entries++;
+	return 0;
+}
+
 static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 			      struct kfdpool_entry *entry)
 {
@@ -30,27 +55,16 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 		return -EEXIST;
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
 		return -ENOSPC;
-	if (pool->limit &&
-	    (size > pool->limit || pool->reserved > pool->limit - size))
+	if (!kfdpool_pool_limit_fits(pool, size))
 		return -ENOSPC;
 	ret = kfdpool_charge(pool->user, size);
 	if (ret)
 		return ret;
-	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
-			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
-			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
+	ret = kfdpool_entry_insert_locked(pool, entry);
+	if (ret)
 		kfdpool_uncharge(pool->user, size);
-		return ret;
-	}
-	hash_add(pool->dmabufs, &entry->hnode, (unsigned long)entry->dmabuf);
-	pool->reserved += size;
-	pool->reserved_high = max(pool->reserved_high, pool->reserved);
-	pool->nr_entries++;
-	return 0;
+	return ret;
 }
-
-static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
 
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo)
@@ -161,9 +175,9 @@ static u32 kfdpool_entry_unpin_locked(struct kfdpool_pool *pool,
 
 /*
  * The pinner never learnt of the entry (the copy back failed): unpin it,
- * if the entry of that id still is this pin.
+ * if the entry of that id still is this pin.  Also ALLOC's undo.
  */
-static void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool *pool = fdo->pfile->pool;
 	struct kfdpool_entry *entry;

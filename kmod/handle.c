@@ -4,24 +4,32 @@
  * on /dev/kfdpool to get an import fd, without passing fds around.
  *
  * A handle holds the pool's id, an access policy (the exporter's uid, a
- * group, or anyone) and a 128-bit secret.  The secret is a MAC of the other
- * fields under the pool's handle key (two independent SipHash-2-4 keys, 256
- * bits in all, one per 64-bit half of the secret).  Nothing is stored per
- * handle: handles of many policies coexist, import recomputes the MAC, and
- * a new key (HANDLE_ROTATE) kills every handle given out before.  The
- * policy and ids are inside the MAC, so a holder cannot widen a handle's
- * policy or retarget it at another user.
+ * group, or, where the administrator allows it, anyone) and a 128-bit
+ * secret.  The secret is a MAC under the pool's handle key (two independent
+ * SipHash-2-4 keys, 256 bits in all, one per 64-bit half of the secret) of
+ * the handle's fields and of the kernel-wide id the policy admits: the
+ * exporter's kuid, or the group's kgid.  Nothing is stored per handle:
+ * handles of many policies coexist, import recomputes the MAC, and a new
+ * key (HANDLE_ROTATE) kills every handle given out before.  The policy and
+ * ids are inside the MAC, so a holder cannot widen a handle's policy or
+ * retarget it at another user or group.
  *
- * The uid and gid in a handle are kernel-wide ids (as the initial user
- * namespace numbers them), so that admission depends on who the caller is,
- * not on how its user namespace numbers it: root of a container whose root
- * is uid 100000 is uid 100000 here, and the same user in two namespaces is
- * the same user.
+ * User namespaces.  The uid and gid fields are the numbers the exporter's
+ * own user namespace gives them (the exporter sees its own numbering;
+ * nobody is shown a host id), and they only say what the exporter chose:
+ * admission goes by kernel-wide ids, which the handle does not contain.
+ * The importing kernel recomputes the MAC with the caller's own kuid (UID
+ * policy) or with each of the caller's kgids (GID policy: its egid and
+ * supplementary groups, as in_egroup_p() would), so it admits exactly the
+ * exporter's user or the group's members, however their namespaces number
+ * them: root of a container whose root is uid 100000 on the host is that
+ * user here, and the same user in two namespaces is the same user.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/random.h>
+#include <linux/sched.h>
 #include <linux/siphash.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
@@ -32,13 +40,19 @@
 #define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
 #define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
 
+/* The admitted id of a policy that admits no particular id (ANY). */
+#define KFDPOOL_HANDLE_KID_NONE	((u32)-1)
+
 /**
  * struct kfdpool_handle_msg - what the secret of a handle is a MAC of
  * @id: the pool's id
  * @magic: KFDPOOL_HANDLE_MAGIC
  * @policy: KFDPOOL_HANDLE_POLICY_*
- * @gid: the handle's gid (kernel-wide), 0 unless the GID policy
- * @uid: the exporter's kernel-wide euid
+ * @gid: the handle's gid field, as the exporter's namespace numbers it
+ * @uid: the handle's uid field, as the exporter's namespace numbers it
+ * @kid: the kernel-wide id the policy admits: a kuid (UID), a kgid (GID),
+ *	or KFDPOOL_HANDLE_KID_NONE (ANY); never in the handle itself
+ * @zero: 0
  * @tweak: tells the two halves of the secret apart
  *
  * Every member is 64- or 32-bit and naturally aligned, so the struct has no
@@ -50,6 +64,8 @@ struct kfdpool_handle_msg {
 	u32 policy;
 	u32 gid;
 	u32 uid;
+	u32 kid;
+	u32 zero;
 	u64 tweak;
 };
 
@@ -58,33 +74,52 @@ void kfdpool_handle_key_init(struct kfdpool_pool *pool)
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 }
 
-/*
- * The secret of a handle of @pool with @policy, kernel-wide @gid and @uid;
- * pool->lock held (it guards the key against a concurrent rotate).
- */
-static void kfdpool_handle_mac(struct kfdpool_pool *pool, u32 policy,
-			       u32 gid, u32 uid,
+/* A copy of the pool's key, taken under its lock (rotate replaces it). */
+static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
+				   siphash_key_t key[2])
+{
+	mutex_lock(&pool->lock);
+	memcpy(key, pool->handle_key, sizeof(pool->handle_key));
+	mutex_unlock(&pool->lock);
+}
+
+/* The secret of handle @h (its fields but the secret) admitting @kid. */
+static void kfdpool_handle_mac(const siphash_key_t key[2],
+			       const struct kfdpool_pool_handle *h, u32 kid,
 			       u8 secret[KFDPOOL_SECRET_LEN])
 {
 	struct kfdpool_handle_msg msg = {};
 	u64 half[2];
 
-	lockdep_assert_held(&pool->lock);
-	BUILD_BUG_ON(sizeof(msg) != 40);
+	BUILD_BUG_ON(sizeof(msg) != 48);
 	BUILD_BUG_ON(sizeof(half) != KFDPOOL_SECRET_LEN);
 	BUILD_BUG_ON(sizeof(msg.id) != KFDPOOL_ID_LEN);
 
-	memcpy(msg.id, pool->id, sizeof(msg.id));
-	msg.magic = KFDPOOL_HANDLE_MAGIC;
-	msg.policy = policy;
-	msg.gid = gid;
-	msg.uid = uid;
+	memcpy(msg.id, h->pool_id, sizeof(msg.id));
+	msg.magic = h->magic;
+	msg.policy = h->policy;
+	msg.gid = h->gid;
+	msg.uid = h->uid;
+	msg.kid = kid;
 	msg.tweak = KFDPOOL_HANDLE_TWEAK0;
-	half[0] = siphash(&msg, sizeof(msg), &pool->handle_key[0]);
+	half[0] = siphash(&msg, sizeof(msg), &key[0]);
 	msg.tweak = KFDPOOL_HANDLE_TWEAK1;
-	half[1] = siphash(&msg, sizeof(msg), &pool->handle_key[1]);
+	half[1] = siphash(&msg, sizeof(msg), &key[1]);
 	memcpy(secret, half, KFDPOOL_SECRET_LEN);
 	memzero_explicit(half, sizeof(half));
+}
+
+/* Is @h's secret the MAC of its fields admitting @kid?  Constant time. */
+static bool kfdpool_handle_mac_ok(const siphash_key_t key[2],
+				  const struct kfdpool_pool_handle *h, u32 kid)
+{
+	u8 secret[KFDPOOL_SECRET_LEN];
+	bool ok;
+
+	kfdpool_handle_mac(key, h, kid, secret);
+	ok = !crypto_memneq(secret, h->secret, sizeof(secret));
+	memzero_explicit(secret, sizeof(secret));
+	return ok;
 }
 
 /* Field checks shared by export and import: -EINVAL on a bad value. */
@@ -107,9 +142,10 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	struct user_namespace *ns = current_user_ns();
 	struct kfdpool_pool_handle *h = &args->handle;
 	kuid_t kuid = current_euid();
-	kgid_t kgid = GLOBAL_ROOT_GID;
 	u32 policy = args->policy;
 	u32 gid = args->gid;
+	u32 kid = __kuid_val(kuid);
+	siphash_key_t key[2];
 	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
@@ -120,9 +156,15 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	if (ret)
 		return ret;
 	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
-		kgid = make_kgid(ns, gid);
+		kgid_t kgid = make_kgid(ns, gid);
+
 		if (!gid_valid(kgid))
 			return -EINVAL;
+		kid = __kgid_val(kgid);
+	} else if (policy == KFDPOOL_HANDLE_POLICY_ANY) {
+		if (!READ_ONCE(kfdpool_allow_any_handles))
+			return -EPERM;
+		kid = KFDPOOL_HANDLE_KID_NONE;
 	}
 	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
@@ -131,13 +173,13 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
 	h->magic = KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
-	h->gid = policy == KFDPOOL_HANDLE_POLICY_GID ?
-		from_kgid(&init_user_ns, kgid) : 0;
-	h->uid = from_kuid(&init_user_ns, kuid);
+	h->gid = gid;
+	/* Our own euid is always mapped in our own namespace. */
+	h->uid = from_kuid(ns, kuid);
 
-	mutex_lock(&pool->lock);
-	kfdpool_handle_mac(pool, policy, h->gid, h->uid, h->secret);
-	mutex_unlock(&pool->lock);
+	kfdpool_handle_key_get(pool, key);
+	kfdpool_handle_mac(key, h, kid, h->secret);
+	memzero_explicit(key, sizeof(key));
 	return 0;
 }
 
@@ -182,34 +224,33 @@ static struct kfdpool_pool *kfdpool_pool_find_get(const u8 *id)
 }
 
 /*
- * Is @h a handle the kernel made for @pool, and does its policy admit the
- * caller?  pool->lock held.
+ * Is @h a handle the kernel made for the pool of @key, and does its policy
+ * admit the caller?  No lock held: a GID caller with many groups costs
+ * only itself.
  */
-static bool kfdpool_handle_admits(struct kfdpool_pool *pool,
+static bool kfdpool_handle_admits(const siphash_key_t key[2],
 				  const struct kfdpool_pool_handle *h)
 {
-	kuid_t kuid = make_kuid(&init_user_ns, h->uid);
-	kgid_t kgid = make_kgid(&init_user_ns, h->gid);
-	u8 secret[KFDPOOL_SECRET_LEN];
-	bool match;
-
-	lockdep_assert_held(&pool->lock);
-	/* A pool that allows no handles never made one: the handle is forged. */
-	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
-		return false;
-	kfdpool_handle_mac(pool, h->policy, h->gid, h->uid, secret);
-	match = !crypto_memneq(secret, h->secret, sizeof(secret));
-	memzero_explicit(secret, sizeof(secret));
-	if (!match)
-		return false;
+	const struct cred *cred = current_cred();
+	const struct group_info *gi;
+	int i;
 
 	switch (h->policy) {
 	case KFDPOOL_HANDLE_POLICY_UID:
-		return uid_eq(current_euid(), kuid);
+		return kfdpool_handle_mac_ok(key, h, __kuid_val(cred->euid));
 	case KFDPOOL_HANDLE_POLICY_GID:
-		return in_egroup_p(kgid);
+		if (kfdpool_handle_mac_ok(key, h, __kgid_val(cred->egid)))
+			return true;
+		gi = cred->group_info;
+		for (i = 0; i < gi->ngroups; i++) {
+			if (kfdpool_handle_mac_ok(key, h, __kgid_val(gi->gid[i])))
+				return true;
+			if (!(i % 256))
+				cond_resched();
+		}
+		return false;
 	case KFDPOOL_HANDLE_POLICY_ANY:
-		return true;
+		return kfdpool_handle_mac_ok(key, h, KFDPOOL_HANDLE_KID_NONE);
 	}
 	return false;
 }
@@ -220,8 +261,9 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	struct kfdpool_pool_import_handle *args = data;
 	const struct kfdpool_pool_handle *h = &args->handle;
 	struct kfdpool_pool *pool;
-	bool admitted;
-	int fd, ret;
+	siphash_key_t key[2];
+	bool admitted = false;
+	int ret;
 
 	if (args->flags ||
 	    !kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
@@ -230,27 +272,32 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	ret = kfdpool_handle_policy_check(h->policy, h->gid);
 	if (ret)
 		return ret;
+	/* Bearer tokens are off: every ANY handle given out stops working. */
+	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY &&
+	    !READ_ONCE(kfdpool_allow_any_handles))
+		return -EPERM;
 
 	pool = kfdpool_pool_find_get(h->pool_id);
 	if (!pool)
 		return -ENOENT;
 
-	mutex_lock(&pool->lock);
-	admitted = kfdpool_handle_admits(pool, h);
-	mutex_unlock(&pool->lock);
+	/* A pool that allows no handles never made one: the handle is forged. */
+	if (pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) {
+		kfdpool_handle_key_get(pool, key);
+		admitted = kfdpool_handle_admits(key, h);
+		memzero_explicit(key, sizeof(key));
+	}
 	if (!admitted) {
 		ret = -EACCES;
 		goto out_put;
 	}
 
 	/* The new file takes its own pool reference. */
-	fd = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo);
-	if (fd < 0) {
-		ret = fd;
-		goto out_put;
-	}
-	args->fd = fd;
-	ret = 0;
+	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_import_handle,
+					    fd));
+	if (!ret)
+		args->fd = -1;
 out_put:
 	kfdpool_pool_put(pool);
 	return ret;

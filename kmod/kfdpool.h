@@ -34,6 +34,16 @@
 #define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
+/*
+ * Secrets (record nonces, handle MACs) are compared with crypto_memneq(),
+ * which the kernel builds with CRYPTO_LIB_UTILS (6.5 on; CRYPTO selects it)
+ * and, before that symbol existed, with CRYPTO.  Say so here rather than
+ * as an unresolved symbol at modpost or insmod time.
+ */
+#if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
+#error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
+#endif
+
 #if IS_ENABLED(CONFIG_IO_URING) && \
 	(defined(KFDPOOL_HAVE_URING_CMD_H) || \
 	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
@@ -51,6 +61,7 @@ extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
+extern bool kfdpool_allow_any_handles;
 
 struct dma_buf;
 struct kfdpool_user;
@@ -60,6 +71,8 @@ struct kfdpool_user;
  * @ref: one reference per open pool file (and per transient lookup)
  * @lock: protects everything below that is not marked constant
  * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @serial: creation number, never reused: the list is in @serial order, and
+ *	POOL_LIST's cursor is a @serial (constant)
  * @id: random 128-bit id (constant)
  * @name: NUL-terminated name (constant)
  * @limit: bytes the pool may pin, 0 for no limit (constant)
@@ -74,6 +87,8 @@ struct kfdpool_user;
  * @next_record: cursor of the cyclic record id allocation
  * @generation: export counter; each record stores its value
  * @reserved: bytes of all entries, draining ones included
+ * @charging: bytes ALLOC charged for entries whose pages it is still
+ *	allocating; counted against @limit with @reserved, not reported
  * @reserved_high: high-water mark of @reserved
  * @used: bytes covered by live records
  * @used_high: high-water mark of @used
@@ -90,6 +105,7 @@ struct kfdpool_pool {
 	struct kref ref;
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head node;
+	u64 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
@@ -106,6 +122,7 @@ struct kfdpool_pool {
 	u32 generation;
 
 	u64 reserved;
+	u64 charging;
 	u64 reserved_high;
 	u64 used;
 	u64 used_high;
@@ -121,6 +138,9 @@ struct kfdpool_pool {
 /**
  * struct kfdpool_file - one open pool file (the private data of the file)
  * @pool: the pool; the file holds a reference
+ * @id: number of the open file, never reused (fdinfo's kfdpool-file-id: fds
+ *	that show the same id share one open file, through fork, dup or fd
+ *	passing) (constant)
  * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT (constant)
  * @imports: entry id -> xa_mk_value(imports this file holds of the entry),
  *	under pool->lock
@@ -129,6 +149,7 @@ struct kfdpool_pool {
  */
 struct kfdpool_file {
 	struct kfdpool_pool *pool;
+	u64 id;
 	u32 mode;
 	struct xarray imports;
 	u32 nr_imports;
@@ -180,24 +201,26 @@ struct kfdpool_rec {
 
 /**
  * struct kfdpool_fd_out - what a command hands out, made final by its caller
- * @fd: the reserved fd number, or -1
- * @file: the file to install at @fd
+ * @file: the file to hand out at a new fd (a reference the command took),
+ *	or NULL
+ * @fd_off: where the fd number goes in the caller's ioctl struct
  * @undo: called when the caller cannot be told of the command's result (the
- *	copy back failed) to take back what the command made, may be NULL
+ *	copy back failed, or no fd could be installed) to take back what the
+ *	command made, may be NULL
  * @pfile: argument of @undo
  * @entry_id: argument of @undo
  * @dmabuf: argument of @undo: the dma-buf a pin pinned (its identity)
  * @record: argument of @undo: the record an export made
  *
- * A command reserves the fd, prepares the file and arms @undo; the caller
- * copies its results to user space and only then installs the fd
- * (kfdpool_fd_commit()) or, when the copy failed, throws the fd away and
+ * A command prepares the file and arms @undo; the caller copies its results
+ * to user space and only then installs the fd through the kernel's receive
+ * path (kfdpool_fd_commit()), or, when the copy failed, drops the file and
  * undoes the command (kfdpool_fd_abort()): nothing the caller never learnt
  * of may stay behind in the pool.
  */
 struct kfdpool_fd_out {
-	int fd;
 	struct file *file;
+	size_t fd_off;
 	void (*undo)(struct kfdpool_fd_out *fdo);
 	struct kfdpool_file *pfile;
 	u32 entry_id;
@@ -206,7 +229,7 @@ struct kfdpool_fd_out {
 };
 
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
-void kfdpool_fd_commit(struct kfdpool_fd_out *fdo);
+int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
 void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
 			     struct kfdpool_file *pf,
@@ -219,7 +242,8 @@ void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
  *	smaller than this is refused
  * @handler: called with a kernel copy of the caller's struct, zero-filled
  *	past what the caller passed; what it leaves there is copied back.  A
- *	handler that hands out an fd fills @fdo; the dispatcher installs it
+ *	handler that hands out an fd fills @fdo and leaves -1 in the struct's
+ *	fd field; the dispatcher installs the fd, writing its number there,
  *	after the copy back succeeded.
  */
 struct kfdpool_ioctl_desc {
@@ -248,15 +272,27 @@ extern struct list_head kfdpool_pools;
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
-struct file *kfdpool_pool_fget(int fd);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
-			 struct kfdpool_fd_out *fdo);
-int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock);
+			 struct kfdpool_fd_out *fdo, size_t fd_off);
 unsigned int kfdpool_nr_pools(void);
+pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
+
+/* Does @size more fit the pool's limit?  pool->lock held. */
+static inline bool kfdpool_pool_limit_fits(const struct kfdpool_pool *pool,
+					   u64 size)
+{
+	/* reserved + charging never passes the limit: no overflow below. */
+	return !pool->limit ||
+	       (size <= pool->limit &&
+		pool->reserved + pool->charging <= pool->limit - size);
+}
 
 /* entry.c */
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo);
+int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
+				struct kfdpool_entry *entry);
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_unpin(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_entry_free(struct kfdpool_pool *pool,
@@ -267,14 +303,11 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
 /* record.c: the commands of ioctls, batches and io_uring alike */
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
-		      bool nonblock);
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
-		      bool nonblock);
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo, bool nonblock);
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
-		       bool nonblock);
+		      struct kfdpool_fd_out *fdo);
+int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
@@ -310,6 +343,10 @@ int kfdpool_charge(struct kfdpool_user *user, u64 size);
 void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
 void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
 
+/* hostmem.c */
+long kfdpool_ioctl_alloc(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
+
 /* handle.c */
 void kfdpool_handle_key_init(struct kfdpool_pool *pool);
 long kfdpool_ioctl_handle_export(struct file *file, void *data,
@@ -318,6 +355,10 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 				      struct kfdpool_fd_out *fdo);
+
+/* list.c */
+long kfdpool_ioctl_pool_list(struct file *file, void *data,
+			     struct kfdpool_fd_out *fdo);
 
 /* debugfs.c */
 void kfdpool_debugfs_init(void);

@@ -5,6 +5,8 @@
  * The control device /dev/kfdpool, the module parameters, and the
  * size-versioned ioctl dispatch shared by the control device and pool fds.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/miscdevice.h>
@@ -36,27 +38,42 @@ unsigned int kfdpool_max_entries = 65536;
 module_param_named(max_entries, kfdpool_max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "Entries one pool may hold (default 65536)");
 
+/*
+ * A handle of KFDPOOL_HANDLE_POLICY_ANY admits whoever holds its 64 bytes:
+ * a bearer token for the pool's memory, which is what GEM flink names were
+ * retired for.  Off unless the administrator turns it on; turning it off
+ * again stops every ANY handle given out (import fds already made stay).
+ */
+bool kfdpool_allow_any_handles;
+module_param_named(allow_any_handles, kfdpool_allow_any_handles, bool, 0644);
+MODULE_PARM_DESC(allow_any_handles,
+		 "Allow pool handles of policy ANY, which admit anyone holding the handle (default: no)");
+
 bool kfdpool_mem_is_zero(const void *p, size_t len)
 {
 	return !memchr_inv(p, 0, len);
 }
 
 /*
- * Size-versioned dispatch, after dma-heap: the caller's struct size comes
- * from the command number; we copy min(caller, kernel) bytes in, zero-fill
- * the rest, and copy min(caller, kernel) bytes back.
+ * Size-versioned dispatch, after dma-heap and clone3: the caller's struct
+ * size comes from the command number.  copy_struct_from_user() zero-fills a
+ * smaller struct and refuses (-E2BIG) a larger one whose bytes past ours are
+ * not zero: a newer caller asking for something this kernel does not know
+ * must learn that it was not done.  We copy min(caller, kernel) bytes back.
  */
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
 			    const struct kfdpool_ioctl_desc *table,
 			    unsigned int nr)
 {
-	unsigned int in_size, out_size, ksize, usize, idx;
+	void __user *uarg = (void __user *)arg;
+	unsigned int out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
 	struct kfdpool_fd_out fdo;
 	char stack[192];	/* every struct of ABI 1 fits (stats: 168) */
 	char *kdata;
 	long ret;
+	int fd;
 
 	if (_IOC_TYPE(ucmd) != KFDPOOL_IOC_MAGIC)
 		return -ENOTTY;
@@ -75,7 +92,6 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	usize = _IOC_SIZE(ucmd);
 	if (usize < desc->min_size)
 		return -EINVAL;
-	in_size = (_IOC_DIR(ucmd) & _IOC_WRITE) ? min(usize, ksize) : 0;
 	out_size = (_IOC_DIR(ucmd) & _IOC_READ) ? min(usize, ksize) : 0;
 
 	if (ksize <= sizeof(stack)) {
@@ -86,24 +102,27 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			return -ENOMEM;
 	}
 
-	if (copy_from_user(kdata, (void __user *)arg, in_size)) {
-		ret = -EFAULT;
+	/* Every command of ours reads its struct (_IOC_WRITE). */
+	ret = copy_struct_from_user(kdata, ksize, uarg, usize);
+	if (ret)
 		goto out;
-	}
-	memset(kdata + in_size, 0, ksize - in_size);
 
 	kfdpool_fd_out_init(&fdo);
 	ret = desc->handler(file, kdata, &fdo);
 	if (ret < 0)
 		goto out;
 
-	/* The fd goes live only once the caller has been told its number. */
-	if (copy_to_user((void __user *)arg, kdata, out_size)) {
+	/* The fd goes live only once everything else reached the caller. */
+	if (copy_to_user(uarg, kdata, out_size)) {
 		kfdpool_fd_abort(&fdo);
 		ret = -EFAULT;
 		goto out;
 	}
-	kfdpool_fd_commit(&fdo);
+	fd = kfdpool_fd_commit(&fdo, fdo.file ?
+			       (int __user *)((char __user *)uarg +
+						 fdo.fd_off) : NULL);
+	if (fd < 0)
+		ret = fd;
 out:
 	if (kdata != stack)
 		kfree(kdata);
@@ -113,25 +132,60 @@ out:
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
 {
 	memset(fdo, 0, sizeof(*fdo));
-	fdo->fd = -1;
 }
 
-/* Make the prepared file visible at its reserved fd. */
-void kfdpool_fd_commit(struct kfdpool_fd_out *fdo)
+/**
+ * kfdpool_fd_commit() - hand out a command's file at a new fd
+ * @fdo: the command's output; reset on return
+ * @ufd: where the caller learns the fd number (its struct's fd field), or
+ *	NULL when the number is the result itself (io_uring)
+ *
+ * Every fd goes through the kernel's receive path, receive_fd(), as files
+ * passed by SCM_RIGHTS or pidfd_getfd() do, so that security modules see
+ * (and may refuse, security_file_receive()) each file handed out.  Where
+ * the kernel's receive_fd() takes @ufd, the number is written there before
+ * the fd goes live; when the fd cannot be installed the command is undone.
+ *
+ * Return: the new fd (O_CLOEXEC), 0 when @fdo holds no file, or -errno.
+ */
+int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 {
-	if (fdo->fd < 0)
-		return;
-	fd_install(fdo->fd, fdo->file);
+	struct file *file = fdo->file;
+	int fd;
+
+	if (!file) {
+		kfdpool_fd_out_init(fdo);
+		return 0;
+	}
+#ifdef KFDPOOL_HAVE_RECEIVE_FD_UFD
+	fd = receive_fd(file, ufd, O_CLOEXEC);
+#else
+	fd = receive_fd(file, O_CLOEXEC);
+	if (fd >= 0 && ufd && put_user(fd, ufd)) {
+		/*
+		 * This receive_fd() installs before we can write the number
+		 * (only a caller racing against itself, unmapping its own
+		 * argument, gets here).  The fd is live: closing it might
+		 * close a file a racing thread opened at that number, so it
+		 * stays, with what it holds, and the caller is told -EFAULT.
+		 */
+		fdo->undo = NULL;
+		fd = -EFAULT;
+	}
+#endif
+	/* receive_fd() took the fd table's own reference. */
+	fput(file);
+	if (fd < 0 && fdo->undo)
+		fdo->undo(fdo);
 	kfdpool_fd_out_init(fdo);
+	return fd;
 }
 
-/* Throw away a prepared fd, if any, and undo what came with the command. */
+/* Drop a prepared file, if any, and undo what came with the command. */
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 {
-	if (fdo->fd >= 0) {
-		put_unused_fd(fdo->fd);
+	if (fdo->file)
 		fput(fdo->file);
-	}
 	if (fdo->undo)
 		fdo->undo(fdo);
 	kfdpool_fd_out_init(fdo);
@@ -142,11 +196,14 @@ static long kfdpool_query(struct file *file, void *data,
 {
 	struct kfdpool_query *q = data;
 
-	if (!kfdpool_mem_is_zero(q, sizeof(*q)))
+	/* Only pad is input; what the caller left in the outputs is ignored. */
+	if (!kfdpool_mem_is_zero(q->pad, sizeof(q->pad)))
 		return -EINVAL;
+	memset(q, 0, sizeof(*q));
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
-	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE;
+	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE |
+		      KFDPOOL_FEATURE_HOST_ALLOC;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
@@ -171,6 +228,10 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_IMPORT_HANDLE,
 			      sizeof(struct kfdpool_pool_import_handle),
 			      kfdpool_ioctl_pool_import_handle),
+	[_IOC_NR(KFDPOOL_IOC_POOL_LIST)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_LIST,
+			      sizeof(struct kfdpool_pool_list),
+			      kfdpool_ioctl_pool_list),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -186,11 +247,24 @@ static const struct file_operations kfdpool_ctl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
+/*
+ * A fixed minor from the misc range reserved for local use (243-254 in
+ * Documentation/admin-guide/devices.txt), so that the module can carry the
+ * char-major-10-N and devname: aliases: depmod lists the node in
+ * modules.devname, "kmod static-nodes" creates it at boot, and the first
+ * open of /dev/kfdpool loads the module.
+ */
+#define KFDPOOL_MINOR	247
+
 static struct miscdevice kfdpool_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
+	.minor = KFDPOOL_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
-	.mode = 0666,
+	/*
+	 * Root only unless a udev rule says otherwise: the packaged one
+	 * (packaging/60-kfdpool.rules) gives group render 0660, as /dev/kfd.
+	 */
+	.mode = 0600,
 };
 
 static int __init kfdpool_init(void)
@@ -199,6 +273,8 @@ static int __init kfdpool_init(void)
 
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
+	if (ret == -EBUSY)
+		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
 	if (ret)
 		kfdpool_debugfs_exit();
 	return ret;
@@ -219,5 +295,9 @@ module_init(kfdpool_init);
 module_exit(kfdpool_exit);
 
 MODULE_DESCRIPTION("Shareable GPU and host memory pools over dma-buf");
+MODULE_AUTHOR("The kfdpool authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(KFDPOOL_VERSION);
+MODULE_ALIAS_MISCDEV(KFDPOOL_MINOR);
+MODULE_ALIAS("devname:kfdpool");
 KFDPOOL_IMPORT_NS_DMA_BUF();

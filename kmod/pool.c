@@ -15,9 +15,14 @@
 
 #include "kfdpool.h"
 
-/* Protects kfdpool_pools: every pool, for debugfs and lookups by id. */
+/*
+ * Protects kfdpool_pools: every pool, for debugfs, POOL_LIST and lookups by
+ * id, in creation order.
+ */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
+static u64 kfdpool_pool_serial;	/* under kfdpool_pools_lock */
+static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
 static void kfdpool_pool_release(struct kref *ref)
 {
@@ -54,16 +59,19 @@ unsigned int kfdpool_nr_pools(void)
 }
 
 /*
- * Take the pool's lock; from io_uring's nonblocking issue, only if it is
- * free (io_uring retries from a worker on -EAGAIN).
+ * The creator's pid in the caller's pid namespace while the creator lives
+ * (until it is reaped), else 0: once reaped, its number may name another
+ * process.
  */
-int kfdpool_pool_lock(struct kfdpool_pool *pool, bool nonblock)
+pid_t kfdpool_owner_pid(struct kfdpool_pool *pool)
 {
-	if (!nonblock) {
-		mutex_lock(&pool->lock);
-		return 0;
-	}
-	return mutex_trylock(&pool->lock) ? 0 : -EAGAIN;
+	pid_t nr = 0;
+
+	rcu_read_lock();
+	if (pid_task(pool->owner_pid, PIDTYPE_TGID))
+		nr = pid_vnr(pool->owner_pid);
+	rcu_read_unlock();
+	return nr;
 }
 
 /* A new file of @pool in @mode; takes a pool reference for the file. */
@@ -76,6 +84,7 @@ static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 	if (!pf)
 		return ERR_PTR(-ENOMEM);
 	pf->pool = pool;
+	pf->id = atomic64_inc_return(&kfdpool_file_ids);
 	pf->mode = mode;
 	xa_init(&pf->imports);
 
@@ -94,24 +103,21 @@ static struct file *kfdpool_file_open(struct kfdpool_pool *pool, u32 mode)
 	return file;
 }
 
-/* Reserve an fd and open a pool file for it; the caller installs it. */
+/*
+ * Open a pool file for @fdo; the caller's dispatcher installs it at a new
+ * fd, whose number goes at @fd_off of the caller's struct.
+ */
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
-			 struct kfdpool_fd_out *fdo)
+			 struct kfdpool_fd_out *fdo, size_t fd_off)
 {
 	struct file *file;
-	int fd;
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
 	file = kfdpool_file_open(pool, mode);
-	if (IS_ERR(file)) {
-		put_unused_fd(fd);
+	if (IS_ERR(file))
 		return PTR_ERR(file);
-	}
-	fdo->fd = fd;
 	fdo->file = file;
-	return fd;
+	fdo->fd_off = fd_off;
+	return 0;
 }
 
 static bool kfdpool_name_valid(const char *name)
@@ -132,7 +138,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 {
 	struct kfdpool_pool_create *args = data;
 	struct kfdpool_pool *pool;
-	int fd;
+	int ret;
 
 	if (args->flags || args->pad ||
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
@@ -162,39 +168,19 @@ long kfdpool_pool_create(struct file *file, void *data,
 	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
 
 	mutex_lock(&kfdpool_pools_lock);
+	pool->serial = ++kfdpool_pool_serial;
 	list_add_tail(&pool->node, &kfdpool_pools);
 	mutex_unlock(&kfdpool_pools_lock);
 
-	/* The owner file takes its own reference; drop the creation one. */
-	fd = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo);
-	kfdpool_pool_put(pool);
-	if (fd < 0)
-		return fd;
-
-	args->fd = fd;
 	memcpy(args->id, pool->id, sizeof(args->id));
+	/* The owner file takes its own reference; drop the creation one. */
+	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo,
+				   offsetof(struct kfdpool_pool_create, fd));
+	kfdpool_pool_put(pool);
+	if (ret)
+		return ret;
+	args->fd = -1;
 	return 0;
-}
-
-/**
- * kfdpool_pool_fget() - look up a pool file by fd, type-checked
- * @fd: the fd
- *
- * Return: the file with a reference (fput() it; its private_data is the
- * struct kfdpool_file), ERR_PTR(-EBADF) for a closed fd, ERR_PTR(-EINVAL)
- * for an fd of another kind.
- */
-struct file *kfdpool_pool_fget(int fd)
-{
-	struct file *file = fget(fd);
-
-	if (!file)
-		return ERR_PTR(-EBADF);
-	if (file->f_op != &kfdpool_pool_fops) {
-		fput(file);
-		return ERR_PTR(-EINVAL);
-	}
-	return file;
 }
 
 static long kfdpool_ioctl_pool_export(struct file *file, void *data,
@@ -202,7 +188,7 @@ static long kfdpool_ioctl_pool_export(struct file *file, void *data,
 {
 	struct kfdpool_pool_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
-	int fd;
+	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -211,10 +197,11 @@ static long kfdpool_ioctl_pool_export(struct file *file, void *data,
 	if (!(pf->pool->handle_types & KFDPOOL_HANDLE_TYPE_FD))
 		return -EOPNOTSUPP;
 
-	fd = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo);
-	if (fd < 0)
-		return fd;
-	args->fd = fd;
+	ret = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_export, fd));
+	if (ret)
+		return ret;
+	args->fd = -1;
 	return 0;
 }
 
@@ -230,7 +217,7 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 	memcpy(st->name, pool->name, sizeof(st->name));
 	st->limit = pool->limit;
 	st->handle_types = pool->handle_types;
-	st->owner_pid = pid_vnr(pool->owner_pid);
+	st->owner_pid = kfdpool_owner_pid(pool);
 	st->reserved_bytes = pool->reserved;
 	st->reserved_high = pool->reserved_high;
 	st->used_bytes = pool->used;
@@ -326,6 +313,9 @@ static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 		KFDPOOL_IOCTL(KFDPOOL_IOC_HANDLE_ROTATE,
 			      sizeof(struct kfdpool_handle_rotate),
 			      kfdpool_ioctl_handle_rotate),
+	[_IOC_NR(KFDPOOL_IOC_ALLOC)] =
+		KFDPOOL_IOCTL(KFDPOOL_IOC_ALLOC, sizeof(struct kfdpool_alloc),
+			      kfdpool_ioctl_alloc),
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,
@@ -388,6 +378,7 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-imported:\t%llu\n", st->imported_bytes);
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st->fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st->fd_imports);
+	seq_printf(m, "kfdpool-file-id:\t%llu\n", pf->id);
 	kfree(st);
 }
 

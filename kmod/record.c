@@ -4,9 +4,8 @@
  * functions work on kernel copies of one element and are shared by the
  * single ioctls, the batch ioctls and io_uring.
  */
-#include <linux/compiler.h>
+#include <crypto/algapi.h>
 #include <linux/dma-buf.h>
-#include <linux/file.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -38,24 +37,6 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
-/*
- * Compare two nonces in time independent of where they differ.  Not
- * crypto_memneq(): that needs CONFIG_CRYPTO, which small kernels lack.
- * Hiding the accumulator from the optimiser after each byte keeps the
- * compiler from turning the loop into an early-exit comparison.
- */
-static bool kfdpool_nonce_differs(const u8 *a, const u8 *b)
-{
-	unsigned int i;
-	u8 diff = 0;
-
-	for (i = 0; i < KFDPOOL_NONCE_LEN; i++) {
-		diff |= a[i] ^ b[i];
-		OPTIMIZER_HIDE_VAR(diff);
-	}
-	return diff;
-}
-
 /* Checks that need no lock: what kind of record, and whose. */
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
@@ -84,13 +65,12 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
 	    rec->size != r->size ||
-	    kfdpool_nonce_differs(rec->nonce, r->nonce))
+	    crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }
 
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
-		      bool nonblock)
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_entry *entry;
@@ -109,9 +89,7 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 		return -ENOMEM;
 	get_random_bytes(rec->nonce, sizeof(rec->nonce));
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		goto err_free;
+	mutex_lock(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
 	if (!entry || entry->draining) {
 		ret = -ENOENT;
@@ -144,13 +122,11 @@ int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e,
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-err_free:
 	kfree(rec);
 	return ret;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
-		      bool nonblock)
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_rec *rec;
@@ -164,9 +140,7 @@ int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r,
 	if (ret)
 		return ret;
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		return ret;
+	mutex_lock(&pool->lock);
 	rec = kfdpool_rec_lookup(pool, &r->record);
 	if (IS_ERR(rec))
 		ret = PTR_ERR(rec);
@@ -190,21 +164,19 @@ static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
  * kfdpool_do_import() - validate a record and import its entry
  * @pf: the pool file the record is presented to (any mode)
  * @imp: the element; outputs are filled on success
- * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives the reserved fd and the
- *	dma-buf's file, which the caller installs after its copy back
- * @nonblock: io_uring's nonblocking issue: -EAGAIN rather than sleep on the
- *	pool's lock
+ * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives a reference to the
+ *	dma-buf's file, which the caller installs at a new fd after its copy
+ *	back (kfdpool_fd_commit(); imp->fd is left -1 until then)
  *
  * Return: 0 or -errno.
  */
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo, bool nonblock)
+		      struct kfdpool_fd_out *fdo)
 {
 	bool validate = imp->flags & KFDPOOL_IMPORT_VALIDATE;
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
-	int fd = -1;
 	int ret;
 
 	imp->fd = -1;
@@ -213,15 +185,8 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	ret = kfdpool_rec_precheck(pool, &imp->record);
 	if (ret)
 		return ret;
-	if (!validate) {
-		fd = get_unused_fd_flags(O_CLOEXEC);
-		if (fd < 0)
-			return fd;
-	}
 
-	ret = kfdpool_pool_lock(pool, nonblock);
-	if (ret)
-		goto err_fd;
+	mutex_lock(&pool->lock);
 	rec = kfdpool_rec_lookup(pool, &imp->record);
 	if (IS_ERR(rec)) {
 		ret = PTR_ERR(rec);
@@ -238,12 +203,10 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		if (ret)
 			goto err_unlock;
 		get_dma_buf(entry->dmabuf);
-		fdo->fd = fd;
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
 		fdo->pfile = pf;
 		fdo->entry_id = entry->id;
-		imp->fd = fd;
 	}
 	imp->offset = rec->offset;
 	imp->size = rec->size;
@@ -255,22 +218,16 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 
 err_unlock:
 	mutex_unlock(&pool->lock);
-err_fd:
-	if (fd >= 0)
-		put_unused_fd(fd);
 	return ret;
 }
 
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel,
-		       bool nonblock)
+int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
 {
 	int ret;
 
 	if (rel->flags || rel->pad)
 		return -EINVAL;
-	ret = kfdpool_pool_lock(pf->pool, nonblock);
-	if (ret)
-		return ret;
+	mutex_lock(&pf->pool->lock);
 	ret = kfdpool_import_put(pf, rel->entry_id);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
@@ -281,7 +238,7 @@ static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_revoke r = { .record = fdo->record };
 
-	kfdpool_do_revoke(fdo->pfile, &r, false);
+	kfdpool_do_revoke(fdo->pfile, &r);
 }
 
 /* Have kfdpool_fd_abort() revoke @record if it cannot be copied out. */
@@ -301,7 +258,7 @@ long kfdpool_ioctl_export(struct file *file, void *data,
 	int ret;
 
 	e->status = 0;
-	ret = kfdpool_do_export(file->private_data, e, false);
+	ret = kfdpool_do_export(file->private_data, e);
 	if (!ret)
 		kfdpool_export_arm_undo(fdo, file->private_data, &e->record);
 	return ret;
@@ -313,7 +270,7 @@ long kfdpool_ioctl_revoke(struct file *file, void *data,
 	struct kfdpool_revoke *r = data;
 
 	r->status = 0;
-	return kfdpool_do_revoke(file->private_data, r, false);
+	return kfdpool_do_revoke(file->private_data, r);
 }
 
 long kfdpool_ioctl_import(struct file *file, void *data,
@@ -322,7 +279,8 @@ long kfdpool_ioctl_import(struct file *file, void *data,
 	struct kfdpool_import *imp = data;
 
 	imp->status = 0;
-	return kfdpool_do_import(file->private_data, imp, fdo, false);
+	fdo->fd_off = offsetof(struct kfdpool_import, fd);
+	return kfdpool_do_import(file->private_data, imp, fdo);
 }
 
 long kfdpool_ioctl_release(struct file *file, void *data,
@@ -331,5 +289,5 @@ long kfdpool_ioctl_release(struct file *file, void *data,
 	struct kfdpool_release *rel = data;
 
 	rel->status = 0;
-	return kfdpool_do_release(file->private_data, rel, false);
+	return kfdpool_do_release(file->private_data, rel);
 }

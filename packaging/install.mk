@@ -4,7 +4,8 @@
 #
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
-#   make install          module, library, headers, kfdpool.pc, udev rule,
+#   make install          module, libkfdpool and libkfdpool-hip, headers,
+#                         kfdpool.pc and kfdpool-hip.pc, udev rule,
 #                         modprobe.d example, kfdpool-stat, man pages, Fortran
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
@@ -13,8 +14,9 @@
 #                         in a private DKMS tree under build/dkms
 #
 # PREFIX (default /usr/local) and DESTDIR are honoured everywhere; the udev
-# rule and the modprobe.d file go where udev and modprobe look for them
-# (UDEVRULESDIR, MODPROBEDIR), below DESTDIR.
+# rule, the modules-load.d and modprobe.d files go where udev, systemd and
+# modprobe look for them (UDEVRULESDIR, MODULESLOADDIR, MODPROBEDIR), below
+# DESTDIR.
 
 PKG_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(SRC)/dkms.conf)
 
@@ -28,6 +30,8 @@ FMODDIR ?= $(LIBDIR)/kfdpool/fortran
 # udev only reads /etc/udev/rules.d and /lib/udev/rules.d (and /usr/lib/...):
 # a /usr/local rule would be ignored, so local installs use /etc.
 UDEVRULESDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/udev/rules.d,/etc/udev/rules.d)
+# The same for systemd-modules-load: /usr/lib for a package, else /etc.
+MODULESLOADDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/modules-load.d,/etc/modules-load.d)
 MODPROBEDIR ?= /etc/modprobe.d
 
 INSTALL ?= install
@@ -47,20 +51,26 @@ all: stat fortran
 
 stat: $(STAT_OUT)/kfdpool-stat
 
+# JSON is written with json-c (libjson-c-dev).
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
+STAT_CFLAGS = $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
+	$(JSONC_CFLAGS) -DKFDPOOL_STAT_VERSION='"$(PKG_VERSION)"'
+
 $(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
-		-o $@ $(STAT_SRCS)
+	$(CC) $(STAT_CFLAGS) -o $@ $(STAT_SRCS) $(JSONC_LIBS)
 
-# Native unit test of the fdinfo and debugfs parsers (no kernel needed).
+# Native unit test of the fdinfo parser, the pool model, file grouping and
+# the JSON document (no kernel needed).
 $(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARNFLAGS) -Werror -D_GNU_SOURCE -I$(SRC)/uapi \
-		-I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS)
+	$(CC) $(STAT_CFLAGS) -I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS) $(JSONC_LIBS)
 
 stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
-	$(BUILD)/stat/stat-unit
-	$(SRC)/tools/stat/test/fakeproc-test $(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
+	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit
+	$(KTAP_RUN) stat-fakeproc $(SRC)/tools/stat/test/fakeproc-test \
+		$(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
 unit: stat-unit
 
@@ -85,7 +95,8 @@ $(FORTRAN_OUT)/hipfort_kfdpool.mod: $(FORTRAN_MOD_SRC)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -J$(FORTRAN_OUT) -c -o $(FORTRAN_OUT)/hipfort_kfdpool.o $<
 
 # The exporter/importer pair (and the layout printer) that
-# selftests/lib_fortran_test.c runs, linked with libkfdpool.a.  (Not fully
+# selftests/lib_fortran_test.c runs, linked with libkfdpool-hip.a and
+# libkfdpool.a (the module's interfaces are HIP's API).  (Not fully
 # static: a static libgfortran's weak pthread references resolve to NULL.
 # The VM runner copies the shared libraries they need.)  In build/bin, which
 # the runner puts in the guest; not in build/selftests: the runner would run
@@ -97,9 +108,10 @@ fortran-tests: $(FORTRAN_TESTS)
 $(FORTRAN_COMMON): $(SRC)/userlib/fortran/test/kfdpool_f_common.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	@mkdir -p $(dir $@)
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -J$(FORTRAN_OUT)/test -c -o $@ $<
-$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a
+$(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -I$(FORTRAN_OUT)/test -o $@ $< \
-		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool.a -luring -ldrm $(LIB_LDLIBS)
+		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a \
+		$(NATIVE_STATIC_LIBS) $(HIPLIB_STATIC_LIBS)
 
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
@@ -110,31 +122,27 @@ $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
 
 fortran-unit: $(FORTRAN_OUT)/test/abi_driver
-	$(FORTRAN_OUT)/test/abi_driver
+	$(KTAP_RUN) fortran-abi $(FORTRAN_OUT)/test/abi_driver
 unit: fortran-unit
 
-# Only once libkfdpool implements the HIP mempool API (branch lib).
-ifneq ($(shell grep -ls hipMemPoolExportPointer $(SRC)/userlib/src/*.c 2>/dev/null),)
+# selftests/lib_fortran_test runs them.
 selftests: fortran-tests
-endif
 else
 fortran fortran-tests fortran-unit:
 	@echo "note: no Fortran compiler ($(FC)): Fortran module not built"
 endif
 
 # ---------------------------------------------------------------- man pages
-MAN1 := $(wildcard $(SRC)/man/man1/*.1)
-MAN3 := $(wildcard $(SRC)/man/man3/*.3)
+# Section 3: a page per library function (most are .so links to the page
+# that documents it with its siblings, as liburing does); 4: the device;
+# 8: kfdpool-stat.
+MAN_SECTIONS := 3 4 8
+MANPAGES := $(foreach n,$(MAN_SECTIONS),$(wildcard $(SRC)/man/man$(n)/*.$(n)))
 
-# Every page renders without a warning (man --warnings, i.e. groff -ww),
-# from the top of the tree so that the .so links resolve as installed.
+# Every page renders without a warning (groff -ww), and every function the
+# library headers declare has a page of its own name (tools/man-check).
 man-check:
-	@cd $(SRC)/man && n=0 && fail=0 && for p in man1/*.1 man3/*.3; do \
-		n=$$((n + 1)); \
-		out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -E UTF-8 -l "$$p" 2>&1 >/dev/null); \
-		if [ -n "$$out" ]; then echo "not ok $$n man -l $$p renders without warnings"; \
-			echo "$$out" | sed 's/^/# /'; fail=1; \
-		else echo "ok $$n man -l $$p renders without warnings"; fi; done; exit $$fail
+	$(KTAP_RUN) man-check env CC="$(CC)" $(SRC)/tools/man-check $(SRC)
 
 unit: man-check
 
@@ -155,10 +163,10 @@ MODINST = $(MAKE) -C $(KDIR) M=$(KOUT) INSTALL_MOD_PATH=$(DESTDIR) \
 	INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= modules_install
 
 .PHONY: install-module install-lib install-headers install-stat install-man \
-	install-udev install-modprobe install-fortran
+	install-udev install-modules-load install-modprobe install-fortran
 
 install: install-module install-lib install-headers install-stat install-man \
-	install-udev install-modprobe install-fortran
+	install-udev install-modules-load install-modprobe install-fortran
 
 install-module:
 	@if [ -f $(KO) ]; then \
@@ -167,17 +175,22 @@ install-module:
 	else echo "note: $(KO) not built: module not installed" \
 		"(make modules KVER=$(KVER) first)"; fi
 
+# Both libraries: the real file, the SONAME link, the development link, the
+# static archive and the .pc file (for this PREFIX and LIBDIR, whatever
+# PREFIX the build had).
+INSTALL_LIBS := libkfdpool libkfdpool-hip
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	$(INSTALL) -m 0755 $(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/
-	ln -sfn libkfdpool.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
-	ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so
-	$(INSTALL) -m 0644 $(LIBDIR_OUT)/libkfdpool.a $(DESTDIR)$(LIBDIR)/
-	# kfdpool.pc for this PREFIX and LIBDIR, whatever PREFIX the build had.
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
-		-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
-		$(SRC)/userlib/kfdpool.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
-	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		$(INSTALL) -m 0755 $(LIBDIR_OUT)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sfn $$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 && \
+		ln -sfn $$l.so.1 $(DESTDIR)$(LIBDIR)/$$l.so && \
+		$(INSTALL) -m 0644 $(LIBDIR_OUT)/$$l.a $(DESTDIR)$(LIBDIR)/ && \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+			-e 's|^libdir=.*|libdir=$(LIBDIR)|' -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' \
+			$(SRC)/userlib/$${l#lib}.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc && \
+		chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc || exit 1; \
+	done
 
 install-headers:
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
@@ -189,23 +202,31 @@ install-stat: stat
 	$(INSTALL) -m 0755 $(STAT_OUT)/kfdpool-stat $(DESTDIR)$(BINDIR)/
 
 install-man:
-	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
-	$(if $(MAN1),$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
-	$(if $(MAN3),$(INSTALL) -m 0644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
+	@set -e; for n in $(MAN_SECTIONS); do \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$n; \
+		echo "install man pages in $(DESTDIR)$(MANDIR)/man$$n"; \
+		$(INSTALL) -m 0644 $(SRC)/man/man$$n/*.$$n $(DESTDIR)$(MANDIR)/man$$n/; \
+	done
 
 install-udev:
 	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
 	$(INSTALL) -m 0644 $(SRC)/packaging/60-kfdpool.rules $(DESTDIR)$(UDEVRULESDIR)/
 
-# An example: every option is commented out.  Never overwrite a file the
-# administrator may have edited.
+# Configuration the administrator may have edited is never overwritten
+# (install-conf FROM TO), and uninstall removes it only when unchanged.
+install-conf = if [ -e $(2) ] && ! cmp -s $(1) $(2); then \
+		echo "note: $(2) exists and differs: left as it is"; \
+	else echo "install $(2)"; $(INSTALL) -D -m 0644 $(1) $(2); fi
+uninstall-conf = if cmp -s $(1) $(2); then rm -f $(2); \
+	elif [ -e $(2) ]; then echo "note: $(2) was changed: left as it is"; fi
+
+# Loads the module at boot; without it the first open of /dev/kfdpool does.
+install-modules-load:
+	@$(call install-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
+
+# An example: every option is commented out.
 install-modprobe:
-	$(INSTALL) -d $(DESTDIR)$(MODPROBEDIR)
-	@if [ -e $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf ]; then \
-		echo "note: $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf exists: left as it is"; \
-	else echo "install $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf"; \
-		$(INSTALL) -m 0644 $(SRC)/packaging/kfdpool.modprobe.conf \
-		$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+	@$(call install-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
 
 ifeq ($(HAVE_FC),y)
 install-fortran: fortran
@@ -224,18 +245,17 @@ uninstall:
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.zst
 	-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null
 	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then depmod -a $(KVER); fi
-	rm -f $(DESTDIR)$(LIBDIR)/libkfdpool.so.$(LIB_VERSION) \
-		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkfdpool.so \
-		$(DESTDIR)$(LIBDIR)/libkfdpool.a $(DESTDIR)$(PKGCONFIGDIR)/kfdpool.pc
+	for l in $(INSTALL_LIBS); do \
+		rm -f $(DESTDIR)$(LIBDIR)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 \
+			$(DESTDIR)$(LIBDIR)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.a \
+			$(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc; done
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
 	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
-		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -f $(foreach p,$(MANPAGES),$(DESTDIR)$(MANDIR)/$(notdir $(patsubst %/,%,$(dir $(p))))/$(notdir $(p)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-kfdpool.rules
-	# The modprobe.d example goes only if nobody edited it.
-	if cmp -s $(SRC)/packaging/kfdpool.modprobe.conf $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; then \
-		rm -f $(DESTDIR)$(MODPROBEDIR)/kfdpool.conf; fi
+	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
+	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
 	rm -f $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.f90
 	-rmdir $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)/kfdpool 2>/dev/null
 
@@ -246,7 +266,8 @@ install-check: lib stat fortran
 
 # ---------------------------------------------------------------- DKMS
 # The files the module build needs, laid out as dkms.conf expects them.
-DKMS_FILES := dkms.conf Kbuild tools/kprobe-features uapi/linux/kfdpool.h \
+DKMS_FILES := dkms.conf Kbuild uapi/linux/kfdpool.h packaging/dkms-hook \
+	packaging/60-kfdpool.rules packaging/kfdpool.modules-load.conf \
 	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c))
 DKMS_SRCDIR ?= /usr/src/kfdpool-$(PKG_VERSION)
 

@@ -309,30 +309,40 @@ TEST_F(batch, descriptor_bad_args)
 				     &b));
 }
 
-/* Elements larger than the kernel's: tails are left alone. */
+/*
+ * Elements larger than the kernel's: served when the extra bytes are zero,
+ * refused one by one (-E2BIG, not run) when they ask for anything; tails
+ * are left alone either way.
+ */
 TEST_F(batch, larger_elements)
 {
 	struct big {
 		struct kfdpool_export e;
 		__u64 future[3];
 	} ex[3];
+	struct kfdpool_pool_stats st;
 	int i;
 
 	memset(ex, 0, sizeof(ex));
 	for (i = 0; i < 3; i++) {
 		ex[i].e.entry_id = self->s.entry[0];
 		ex[i].e.size = 4096;
-		ex[i].future[0] = 0xabc0 + i;
 	}
+	ex[1].future[2] = 0xabc1;
 	ASSERT_EQ(3, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
 			   sizeof(ex[0])));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3; i += 2) {
 		EXPECT_EQ(0, ex[i].e.status);
 		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, ex[i].e.record.magic);
-		EXPECT_EQ(0xabc0 + i, ex[i].future[0]);
+		EXPECT_EQ(0, ex[i].future[2]);
 		EXPECT_EQ(0, kfd_import(self->s.imp, &ex[i].e.record,
 					0, NULL));
 	}
+	EXPECT_EQ(-E2BIG, ex[1].e.status);
+	EXPECT_EQ(0, ex[1].e.record.magic);
+	EXPECT_EQ(0xabc1, ex[1].future[2]);
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
+	EXPECT_EQ(2, st.records);
 }
 
 TEST_F(batch, import_fd_owner_only)

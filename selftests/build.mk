@@ -8,5 +8,10 @@ KHDR_DIR := $(BUILD)/ksft/tools/testing/selftests
 selftests: ksft lib
 	@mkdir -p $(SELFTESTS_OUT)
 	$(MAKE) -C $(SRC)/selftests KSFT_DIR=$(KHDR_DIR) \
-		OUTPUT=$(SELFTESTS_OUT) KHDR_INCLUDES="-I$(SRC)/userlib/include" \
-		LIBKFDPOOL=$(LIBDIR_OUT)
+		OUTPUT=$(SELFTESTS_OUT) LIBKFDPOOL=$(LIBDIR_OUT)
+
+# The kselftests built and run from a kernel tree (linux-source-6.12's
+# kselftest framework), as kernel developers run them: TAP lines.
+.PHONY: ksft-tree-check
+ksft-tree-check: lib
+	$(SRC)/tools/ksft-tree-check $(SRC) $(BUILD)

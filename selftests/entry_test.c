@@ -300,11 +300,13 @@ TEST_F(entry, user_limit)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		int p, ok;
+		/* The device is root's (0600): open it before dropping. */
+		int ctl = kfd_open(), p, ok;
 
-		if (setresuid(4242, 4242, 4242))
+		if (ctl < 0 || setresuid(4242, 4242, 4242))
 			_exit(2);
-		p = kfd_pool_new("other-uid");
+		p = kfd_pool_create(ctl, 0, "other-uid",
+				    KFDPOOL_HANDLE_TYPES_ALL, NULL);
 		if (p < 0)
 			_exit(3);
 		ok = kfd_pin(p, self->s.buf[1], 0) > 0;

@@ -13,6 +13,10 @@
  * A second test fails allocations at random (probability, task filter,
  * /proc/self/make-it-fail) under a random workload.
  *
+ * KFDPOOL_IOC_ALLOC's page allocations are fault points too
+ * (CONFIG_FAIL_PAGE_ALLOC): for its cases the page allocator's fault
+ * injection is made to count order-0, highmem and sleeping allocations.
+ *
  * Needs CONFIG_FAULT_INJECTION_DEBUG_FS and CONFIG_FAILSLAB (the debug
  * kernel); skips elsewhere.
  */
@@ -24,6 +28,7 @@
 
 #define FI_FAILSLAB "/sys/kernel/debug/failslab/"
 #define FI_USERCOPY "/sys/kernel/debug/fail_usercopy/"
+#define FI_PAGEALLOC "/sys/kernel/debug/fail_page_alloc/"
 #define FI_BUF_SIZE (4 * 4096)
 #define FI_MAX_NTH 2000
 
@@ -35,6 +40,9 @@ static const char *const fi_knobs[] = {
 	FI_USERCOPY "verbose", FI_USERCOPY "probability",
 	FI_USERCOPY "interval", FI_USERCOPY "times", FI_USERCOPY "space",
 	FI_USERCOPY "task-filter",
+	FI_PAGEALLOC "ignore-gfp-wait", FI_PAGEALLOC "ignore-gfp-highmem",
+	FI_PAGEALLOC "min-order", FI_PAGEALLOC "verbose",
+	FI_PAGEALLOC "probability",
 };
 #define FI_NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
 
@@ -93,6 +101,7 @@ enum {
 	FI_RING = 32,		/* an io_uring with 128-byte SQEs */
 	FI_UNDONE = 64,		/* a late EFAULT may leave the deed done */
 	FI_HANDLE = 128,	/* a 64-byte handle of the pool */
+	FI_PAGES = 256,		/* page allocations are fault points too */
 };
 
 struct fi_case {
@@ -331,6 +340,15 @@ static long fi_rotate(struct fi_state *s)
 	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_ROTATE, &r);
 }
 
+static long fi_alloc(struct fi_state *s)
+{
+	struct kfdpool_alloc a = { .size = FI_BUF_SIZE, .cookie = 7 };
+	long ret = fi_ioctl(s->pool, KFDPOOL_IOC_ALLOC, &a);
+
+	s->out = ret ? -1 : a.fd;
+	return ret;
+}
+
 /* fdinfo: the show callback allocates; a failure may shorten the text. */
 static long fi_fdinfo(struct fi_state *s)
 {
@@ -399,9 +417,25 @@ static const struct fi_case fi_cases[] = {
 	  fi_reap_out },
 	{ "HANDLE_ROTATE", FI_POOL | FI_HANDLE, fi_rotate, NULL },
 	{ "fdinfo", FI_POOL | FI_PIN | FI_REC | FI_IMP | FI_HELD, fi_fdinfo, NULL },
+	{ "ALLOC", FI_POOL | FI_PAGES, fi_alloc, fi_reap_out },
+	{ "ALLOC (pool has entries)", FI_POOL | FI_PIN | FI_REC | FI_PAGES,
+	  fi_alloc, fi_reap_out },
 };
 
 #define FI_NCASES (sizeof(fi_cases) / sizeof(fi_cases[0]))
+
+/*
+ * Let fail-nth count the page allocations of this task (by default the
+ * page allocator's injection skips order 0, highmem and sleeping ones).
+ * Only failures this task asks for through fail-nth happen: the
+ * probability stays 0.
+ */
+static void fi_page_faults(bool on)
+{
+	fi_write(FI_PAGEALLOC "ignore-gfp-wait", on ? "N" : "Y");
+	fi_write(FI_PAGEALLOC "ignore-gfp-highmem", on ? "N" : "Y");
+	fi_write(FI_PAGEALLOC "min-order", on ? "0" : "1");
+}
 
 static int fi_prepare(struct fi_state *s, unsigned int needs)
 {
@@ -458,11 +492,14 @@ static int fi_prepare(struct fi_state *s, unsigned int needs)
 			return ret;
 		s->have_ring = true;
 	}
+	if (needs & FI_PAGES)
+		fi_page_faults(true);
 	return 0;
 }
 
 static void fi_cleanup(struct fi_state *s)
 {
+	fi_page_faults(false);
 	if (s->have_ring)
 		rel_ring_exit(&s->ring);
 	if (s->out >= 0)
@@ -519,6 +556,8 @@ FIXTURE_SETUP(fi)
 	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "0"));
 	fi_write(FI_USERCOPY "verbose", "0");
 	fi_write(FI_USERCOPY "probability", "0");
+	fi_write(FI_PAGEALLOC "verbose", "0");
+	fi_write(FI_PAGEALLOC "probability", "0");
 	rel_counts_read(&self->base);
 	/* The control fd is part of the baseline. */
 }
@@ -764,10 +803,23 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 			if (pools[p] >= 0)
 				ret = rel_unpin(pools[p], entries[j]);
 			break;
-		case 4: case 5:
+		case 4:
 			if (pools[p] >= 0)
 				ret = rel_export(pools[p], entries[j], 0, 64,
 						 &recs[j]);
+			break;
+		case 5:
+			if (pools[p] >= 0) {
+				uint32_t e = 0;
+
+				ret = rel_alloc(pools[p], FI_BUF_SIZE, j, &e);
+				if (ret >= 0) {
+					close(ret);
+					entries[j] = e;
+				} else if (ret == -ENOTTY) {
+					ret = 0;	/* an older module */
+				}
+			}
 			break;
 		case 6:
 			if (pools[p] >= 0)

@@ -499,6 +499,9 @@ static void fz_reap(struct fz_thread *t, unsigned int cmd, long ret,
 	case _IOC_NR(KFDPOOL_IOC_IMPORT):
 		off = offsetof(struct kfdpool_import, fd);
 		break;
+	case _IOC_NR(KFDPOOL_IOC_ALLOC):	/* reached by random numbers */
+		off = offsetof(struct kfdpool_alloc, fd);
+		break;
 	default:
 		return;
 	}

@@ -187,6 +187,7 @@ FIXTURE(handle) {
 	__u8 id[KFDPOOL_ID_LEN];
 	struct msg m;
 	mode_t dev_mode;
+	int any_before;		/* allow_any_handles as found, -1 unknown */
 };
 
 FIXTURE_SETUP(handle)
@@ -198,6 +199,7 @@ FIXTURE_SETUP(handle)
 	self->ctl = self->pool = self->buf = -1;
 	self->baseline = self->pools = -1;
 	self->dev_mode = 0;
+	self->any_before = -1;
 	ret = kfd_query(&q);
 	if (ret)
 		SKIP(return, "/dev/kfdpool: %s", strerror(-ret));
@@ -218,6 +220,9 @@ FIXTURE_SETUP(handle)
 	ASSERT_EQ(0, stat(KFD_DEV, &sb));
 	self->dev_mode = sb.st_mode & 07777;
 	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
+	/* The ANY policy is the administrator's to allow: these tests do. */
+	self->any_before = kfd_any_handles(true);
+	ASSERT_LE(0, self->any_before);
 
 	self->ctl = kfd_open();
 	ASSERT_LE(0, self->ctl);
@@ -240,6 +245,8 @@ FIXTURE_TEARDOWN(handle)
 {
 	if (self->dev_mode)
 		chmod(KFD_DEV, self->dev_mode);
+	if (self->any_before >= 0)
+		kfd_any_handles(self->any_before);
 	if (self->buf >= 0)
 		close(self->buf);
 	if (self->pool >= 0)
@@ -402,6 +409,54 @@ TEST_F(handle, any_policy)
 	EXPECT_EQ(1, kfd_dmabuf_check(self->buf, SZ, m.seed + 1, 0, SZ));
 }
 
+/*
+ * ANY handles are bearer tokens: off unless the administrator turns on
+ * allow_any_handles.  Off, ANY exports and imports of ANY handles given
+ * out before fail with EPERM, while the other policies and the import
+ * fds already made work on; on again, the old handles import again.
+ */
+TEST_F(handle, any_policy_needs_the_administrator)
+{
+	struct kfdpool_pool_handle any, h2;
+	struct msg m = self->m;
+	int imp, fd;
+
+	/* The module's default, as loaded for this run. */
+	EXPECT_EQ(0, self->any_before);
+	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_ANY,
+				       0, &any));
+	imp = kfd_handle_import(self->ctl, &any);
+	ASSERT_LE(0, imp);
+
+	ASSERT_EQ(1, kfd_any_handles(false));
+	EXPECT_EQ(-EPERM, kfd_handle_export(self->pool,
+					    KFDPOOL_HANDLE_POLICY_ANY, 0, &h2));
+	EXPECT_EQ(-EPERM, kfd_handle_import(self->ctl, &any));
+	m.handle = any;
+	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EPERM));
+	/* EPERM comes before the pool lookup: a forged ANY handle too. */
+	any.pool_id[0] ^= 1;
+	EXPECT_EQ(-EPERM, kfd_handle_import(self->ctl, &any));
+	any.pool_id[0] ^= 1;
+	/* The other policies are not affected. */
+	fd = kfd_handle_import(self->ctl, &self->m.handle);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_GID,
+				       TEST_GID, &h2));
+	/* What was imported stays imported. */
+	EXPECT_EQ(0, kfd_import(imp, &self->m.rec, 0, NULL));
+	EXPECT_EQ(0, kfd_release(imp, self->m.rec.entry_id));
+	close(imp);
+
+	ASSERT_EQ(0, kfd_any_handles(true));
+	fd = kfd_handle_import(self->ctl, &any);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The policy is inside the MAC: a holder cannot widen it. */
 TEST_F(handle, policy_cannot_be_widened)
 {
@@ -491,6 +546,225 @@ TEST_F(handle, user_namespaces)
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_ANY,
 				       0, &any));
 	EXPECT_EQ(0, userns_import(&any, 1000, 0));
+}
+
+/*
+ * A process in a new user namespace: the maps its parent (root) writes and
+ * the ids it takes inside.  Without @uid_map, no namespace: the ids are
+ * taken in the initial one.
+ */
+struct ns_spec {
+	const char *uid_map;
+	const char *gid_map;
+	unsigned int uid, gid;
+	int ngroups;
+	gid_t groups[2];
+};
+
+static int write_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	int f, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	f = open(path, O_WRONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	ok = write(f, map, strlen(map)) == (ssize_t)strlen(map);
+	close(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Run @fn(@arg) in a child set up as @ns says.  Returns what @fn returned
+ * (0..199), 200 when user namespaces are not available, 201.. when the
+ * set-up failed.
+ */
+static int in_userns(const struct ns_spec *ns, int (*fn)(void *), void *arg)
+{
+	int ready[2], go[2], status;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC))
+		return 201;
+	if (pipe2(go, O_CLOEXEC))
+		return 202;
+	pid = fork();
+	if (pid < 0)
+		return 203;
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		if (ns->uid_map && unshare(CLONE_NEWUSER))
+			_exit(200);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(204);
+		if (setgroups(ns->ngroups, ns->groups) ||
+		    setresgid(ns->gid, ns->gid, ns->gid) ||
+		    setresuid(ns->uid, ns->uid, ns->uid))
+			_exit(205);
+		_exit(fn(arg));
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) == 1) {
+		if (ns->uid_map && (write_map(pid, "uid_map", ns->uid_map) ||
+				    write_map(pid, "gid_map", ns->gid_map)))
+			kill(pid, SIGKILL);
+		else if (write(go[1], "g", 1) != 1)
+			kill(pid, SIGKILL);
+	}
+	close(ready[0]);
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		return 206;
+	if (!WIFEXITED(status))
+		return 207;
+	return WEXITSTATUS(status);
+}
+
+/* What the exporter in a namespace sends back. */
+struct ns_export {
+	int sock;
+	struct kfdpool_pool_handle uid_h, gid_h;
+};
+
+#define NS_GID		2000	/* the exporter's group, as its namespace says */
+
+/* Make a pool, export a UID and a GID handle, send them and the pool fd. */
+static int ns_exporter(void *arg)
+{
+	struct ns_export *x = arg;
+	int ctl, pool;
+
+	ctl = kfd_open();
+	if (ctl < 0)
+		return 10;
+	pool = kfd_pool_create(ctl, 0, "userns", KFDPOOL_HANDLE_TYPE_FABRIC,
+			       NULL);
+	if (pool < 0)
+		return 11;
+	if (kfd_handle_export(pool, KFDPOOL_HANDLE_POLICY_UID, 0, &x->uid_h) ||
+	    kfd_handle_export(pool, KFDPOOL_HANDLE_POLICY_GID, NS_GID,
+			      &x->gid_h))
+		return 12;
+	if (kfd_send(x->sock, pool, x, sizeof(*x)))
+		return 13;
+	return 0;
+}
+
+/* Import the handle @arg: 0, or the errno. */
+static int ns_importer(void *arg)
+{
+	const struct kfdpool_pool_handle *h = arg;
+	struct kfdpool_pool_stats st;
+	int ctl, fd;
+
+	ctl = kfd_open();
+	if (ctl < 0)
+		return 100;
+	fd = kfd_handle_import(ctl, h);
+	if (fd < 0)
+		return -fd;
+	if (kfd_stats(fd, &st) || st.mode != KFDPOOL_MODE_IMPORT)
+		return 101;
+	return 0;
+}
+
+/*
+ * Handles across user namespaces.  The exporter is uid 1000, gid 1000, in
+ * group 2000 of a namespace mapping 0..65535 to 100000..165535 on the host:
+ * its handles carry those numbers (its own), and admit by host identity:
+ * host uid 101000 under any number in any namespace, members of host
+ * group 102000 however they are numbered; never the same numbers mapped to
+ * other host ids.  Altering a handle's uid, gid or policy fails.
+ */
+TEST_F(handle, userns_numbering)
+{
+	static const struct ns_spec exporter = {
+		"0 100000 65536\n", "0 100000 65536\n", 1000, 1000, 1,
+		{ NS_GID } };
+	/* The exporter's user, as uid 7 of another namespace. */
+	static const struct ns_spec same_user = {
+		"7 101000 1\n", "7 101000 1\n", 7, 7, 0, {} };
+	/* Uid 1000 too, but another host user. */
+	static const struct ns_spec same_number = {
+		"1000 100500 1\n", "1000 100500 1\n", 1000, 1000, 0, {} };
+	static const struct ns_spec host_user = {
+		NULL, NULL, 101000, 101000, 0, {} };
+	/* In host group 102000, which this namespace numbers 3000. */
+	static const struct ns_spec member = {
+		"0 100999 1\n", "0 100999 1\n3000 102000 1\n", 0, 0, 1,
+		{ 3000 } };
+	/* In a group numbered 2000 here, another host group. */
+	static const struct ns_spec other_group = {
+		"0 100999 1\n", "0 100999 1\n2000 102001 1\n", 0, 0, 1,
+		{ NS_GID } };
+	static const struct ns_spec host_member = {
+		NULL, NULL, NOBODY, NOBODY, 1, { 102000 } };
+	struct kfdpool_pool_handle h;
+	struct ns_export x = {};
+	int sv[2], pool = -1, ret;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	x.sock = sv[1];
+	ret = in_userns(&exporter, ns_exporter, &x);
+	if (ret == 200)
+		SKIP(return, "no user namespaces");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, kfd_recv(sv[0], &pool, &x, sizeof(x)));
+	ASSERT_LE(0, pool);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* The exporter saw its own numbering, not the host's. */
+	EXPECT_EQ(1000, x.uid_h.uid);
+	EXPECT_EQ(0, x.uid_h.gid);
+	EXPECT_EQ(1000, x.gid_h.uid);
+	EXPECT_EQ(NS_GID, x.gid_h.gid);
+
+	EXPECT_EQ(0, in_userns(&same_user, ns_importer, &x.uid_h));
+	EXPECT_EQ(0, in_userns(&host_user, ns_importer, &x.uid_h));
+	EXPECT_EQ(EACCES, in_userns(&same_number, ns_importer, &x.uid_h));
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &x.uid_h));
+	EXPECT_EQ(-EACCES, kfd_handle_import(self->ctl, &x.uid_h));
+
+	EXPECT_EQ(0, in_userns(&member, ns_importer, &x.gid_h));
+	EXPECT_EQ(0, in_userns(&host_member, ns_importer, &x.gid_h));
+	EXPECT_EQ(EACCES, in_userns(&other_group, ns_importer, &x.gid_h));
+	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &x.gid_h));
+	EXPECT_EQ(-EACCES, kfd_handle_import(self->ctl, &x.gid_h));
+
+	/* Altered fields, presented by someone the original admits. */
+	h = x.uid_h;
+	h.uid = 1001;
+	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
+	h.uid = 101000;		/* the host's number for the same user */
+	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
+	h = x.uid_h;
+	h.policy = KFDPOOL_HANDLE_POLICY_ANY;
+	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
+	h.policy = KFDPOOL_HANDLE_POLICY_GID;
+	h.gid = NS_GID;
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
+	h = x.uid_h;
+	h.gid = NS_GID;		/* a gid under the UID policy: malformed */
+	EXPECT_EQ(EINVAL, in_userns(&same_user, ns_importer, &h));
+	h = x.gid_h;
+	h.gid = 3000;		/* the member's own number for the group */
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
+	h.gid = 102000;		/* the host's */
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
+	h = x.gid_h;
+	h.uid = 7;
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
+	h = x.gid_h;
+	h.policy = KFDPOOL_HANDLE_POLICY_UID;
+	h.gid = 0;
+	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
+
+	close(pool);
 }
 
 /* ------------------------------------------------------------------ */
@@ -681,7 +955,7 @@ TEST_F(handle, random_handles)
 			memset(h.pad, 0, sizeof(h.pad));
 			break;
 		}
-		want = kfd_handle_expect(&h, self->id);
+		want = kfd_handle_expect(&h, self->id, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -732,7 +1006,7 @@ TEST_F(handle, mutated_handles)
 			b[kfd_rand(&seed) % 64] ^= kfd_rand(&seed);
 		if (!memcmp(&h, v, sizeof(h)))
 			b[(i / 3) % 64] ^= 0x80;
-		want = kfd_handle_expect(&h, self->id);
+		want = kfd_handle_expect(&h, self->id, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;

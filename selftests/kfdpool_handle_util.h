@@ -112,12 +112,13 @@ static inline int kfd_find_inherited_fd(void)
 /*
  * The errno the kernel must give for handle @h when the only live pool
  * that could match has id @real_id, in the order the kernel checks:
- * magic, pad and policy/gid (-EINVAL), the pool (-ENOENT), then the
- * secret and policy (-EACCES).  For a handle that differs from a valid one
- * in any byte.
+ * magic, pad and policy/gid (-EINVAL), policy ANY while the module's
+ * allow_any_handles is off (-EPERM; @any_allowed says whether it is on),
+ * the pool (-ENOENT), then the secret and policy (-EACCES).  For a handle
+ * that differs from a valid one in any byte.
  */
 static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
-				    const __u8 *real_id)
+				    const __u8 *real_id, bool any_allowed)
 {
 	static const __u8 zero[sizeof(h->pad)];
 
@@ -126,9 +127,33 @@ static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
 	if (h->policy > KFDPOOL_HANDLE_POLICY_ANY ||
 	    (h->gid && h->policy != KFDPOOL_HANDLE_POLICY_GID))
 		return -EINVAL;
+	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
+		return -EPERM;
 	if (memcmp(h->pool_id, real_id, KFDPOOL_ID_LEN))
 		return -ENOENT;
 	return -EACCES;
+}
+
+/*
+ * Turn the module's allow_any_handles on (@on) or off; the value before
+ * (0 or 1), or -errno.  A bool parameter reads back as Y or N.
+ */
+static inline int kfd_any_handles(bool on)
+{
+	char c = 0, v = on ? 'Y' : 'N';
+	int fd, ret;
+
+	fd = open(KFD_PARAMS "allow_any_handles", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (read(fd, &c, 1) != 1)
+		ret = -EIO;
+	else if (pwrite(fd, &v, 1, 0) != 1)
+		ret = -errno;
+	else
+		ret = c == 'Y';
+	close(fd);
+	return ret;
 }
 
 #endif /* KFDPOOL_HANDLE_UTIL_H */

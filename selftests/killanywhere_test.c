@@ -6,6 +6,10 @@
  * importer (imports, validates, releases, reads the bytes) are SIGKILLed at
  * random points: the exporter, the importer, or both.
  *
+ * Where the module has KFDPOOL_IOC_ALLOC, the exporter's first buffer is
+ * module host memory, and its churn allocates and drops more (now and
+ * then 16 MiB, so that kills land while pages are being allocated).
+ *
  * After every round nothing may be left: the dma-buf count, the pool count
  * and the module's reference count are back to their baselines.  The
  * survivor of a round must keep working: an importer whose exporter died
@@ -117,6 +121,15 @@ static int ka_exporter(int sock, int ctlpipe, int progress, uint32_t round,
 	for (i = 0; i < KA_BUFS; i++) {
 		long id;
 
+		/* Buffer 0 from the module itself where it can. */
+		bufs[i] = i ? -ENOTTY : rel_alloc(pool, KA_BUF_SIZE,
+						  round * 4 + i, &entries[i]);
+		if (bufs[i] >= 0) {
+			if (rel_dmabuf_pattern(bufs[i], KA_BUF_SIZE,
+					       round * 4 + i, true))
+				return KA_SETUP;
+			continue;
+		}
 		bufs[i] = rel_dmabuf_new(KA_BUF_SIZE);
 		if (bufs[i] < 0 ||
 		    rel_dmabuf_pattern(bufs[i], KA_BUF_SIZE, round * 4 + i, true))
@@ -149,7 +162,18 @@ static int ka_exporter(int sock, int ctlpipe, int progress, uint32_t round,
 		struct pollfd pfd = { .fd = ctlpipe, .events = POLLIN };
 		unsigned int k = rel_below(&seed, 8);
 
-		switch (rel_below(&seed, 7)) {
+		switch (rel_below(&seed, 8)) {
+		case 7: {
+			uint32_t e = 0;
+			int fd = rel_alloc(pool, k ? KA_BUF_SIZE : 16 << 20, k,
+					   &e);
+
+			if (fd >= 0) {
+				close(fd);
+				rel_unpin(pool, e);
+			}
+			break;
+		}
 		case 0:
 			if (spare_entry) {
 				rel_unpin(pool, spare_entry);

@@ -29,7 +29,10 @@ static inline hipMemPoolProps lh_props(unsigned int handle_types,
 	p.allocType = hipMemAllocationTypePinned;
 	p.handleTypes = (hipMemAllocationHandleType)handle_types;
 	p.location.type = hipMemLocationTypeHost;
-	p.maxSize = max_size;
+	/* maxSize, which HIP 5's own headers (lib_hiprt.h) still call
+	 * reserved[0..7]: the 8 bytes after the security attributes. */
+	memcpy((char *)&p.win32SecurityAttributes +
+	       sizeof(p.win32SecurityAttributes), &max_size, sizeof(max_size));
 	return p;
 }
 

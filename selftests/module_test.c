@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The module cannot be unloaded while a pool exists, and can after.
- * Needs $KFDPOOL_KO (the VM runner sets it) to load the module again, so
- * that later tests find it loaded.
+ * The module cannot be unloaded while a pool exists, and can after; opening
+ * /dev/kfdpool loads it.  Needs $KFDPOOL_KO (the VM runner sets it) to load
+ * the module again, so that later tests find it loaded.
  */
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
 
@@ -21,6 +24,19 @@ static int load(const char *ko)
 	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+/* Wait for devtmpfs to make the node (it does so asynchronously) and open it. */
+static int open_when_there(void)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < 100 && fd < 0; i++) {
+		fd = kfd_open();
+		if (fd < 0)
+			usleep(10000);
+	}
+	return fd;
 }
 
 TEST(unload_refused_while_pool_exists)
@@ -58,15 +74,9 @@ TEST(unload_refused_while_pool_exists)
 	ASSERT_EQ(0, load(ko));
 	if (baseline >= 0)
 		EXPECT_EQ(baseline, kfd_dmabuf_count(baseline));
-	/* Give devtmpfs a moment to make the node; it is created async. */
 	{
-		int i, fd = -1;
+		int fd = open_when_there();
 
-		for (i = 0; i < 100 && fd < 0; i++) {
-			fd = kfd_open();
-			if (fd < 0)
-				usleep(10000);
-		}
 		EXPECT_LE(0, fd);
 		if (fd >= 0)
 			close(fd);
@@ -85,6 +95,96 @@ TEST(unload_refused_while_control_open)
 		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
 	EXPECT_EQ(-EWOULDBLOCK, unload());
 	close(ctl);
+}
+
+/*
+ * The node depmod lists for kfdpool in modules.devname, the one
+ * "kmod static-nodes" creates at boot: 0 and its device number, -ENOENT
+ * when the module is not installed where modprobe finds it.
+ */
+static int devname_node(dev_t *dev)
+{
+	char path[128], line[256];
+	unsigned int maj, min;
+	struct utsname u;
+	int ret = -ENOENT;
+	FILE *f;
+
+	uname(&u);
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.devname", u.release);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "kfdpool kfdpool c%u:%u", &maj, &min) == 2) {
+			*dev = makedev(maj, min);
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
+static bool module_loaded(void)
+{
+	return !access("/sys/module/kfdpool", F_OK);
+}
+
+/*
+ * Opening the static node loads the module (its char-major-10-N alias), as
+ * the first user of a node does after boot; the node is the module's own.
+ */
+TEST(open_of_static_node_loads_module)
+{
+	const char *ko = getenv("KFDPOOL_KO");
+	struct kfdpool_query q = {};
+	char version[64] = "";
+	struct stat st;
+	dev_t dev;
+	FILE *f;
+	int fd;
+
+	if (!ko || access(ko, R_OK))
+		SKIP(return, "KFDPOOL_KO not set: cannot reload the module");
+	if (devname_node(&dev)) {
+		/* The VM runner installs it: there, missing is a failure. */
+		if (getenv("KFDPOOL_MODULE_INSTALLED"))
+			ASSERT_EQ(0, devname_node(&dev));
+		SKIP(return, "kfdpool.ko is not installed (no modules.devname entry)");
+	}
+	EXPECT_EQ(10, major(dev));	/* a misc device */
+
+	/* The version modinfo shows is in sysfs too. */
+	f = fopen("/sys/module/kfdpool/version", "re");
+	ASSERT_NE(NULL, f);
+	EXPECT_NE(NULL, fgets(version, sizeof(version), f));
+	fclose(f);
+	EXPECT_NE(0, strlen(version));
+
+	ASSERT_EQ(0, stat(KFD_DEV, &st));
+	EXPECT_EQ(dev, st.st_rdev);
+	ASSERT_EQ(0, unload());
+	EXPECT_FALSE(module_loaded());
+	EXPECT_NE(0, access(KFD_DEV, F_OK));
+
+	/* What kmod static-nodes makes at boot, then the first open. */
+	ASSERT_EQ(0, mknod(KFD_DEV, S_IFCHR | 0600, dev));
+	fd = kfd_open();
+	EXPECT_LE(0, fd);
+	EXPECT_TRUE(module_loaded());
+	if (fd >= 0) {
+		EXPECT_EQ(0, ioctl(fd, KFDPOOL_IOC_QUERY, &q));
+		EXPECT_EQ(KFDPOOL_ABI_VERSION, q.abi_version);
+		close(fd);
+	}
+
+	/* Back to the module's own devtmpfs node for the tests after this. */
+	if (module_loaded())
+		ASSERT_EQ(0, unload());
+	unlink(KFD_DEV);
+	ASSERT_EQ(0, load(ko));
+	fd = open_when_there();
+	ASSERT_LE(0, fd);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -254,17 +254,85 @@ TEST_F(pool, stats_size_versions)
 	} big;
 	struct kfdpool_pool_stats st;
 
+	/* A newer caller's larger struct: served if the tail is zero ... */
 	memset(&big, 0, sizeof(big));
-	big.future[0] = 0x1234;
 	ASSERT_EQ(0, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, big),
 			   &big));
 	EXPECT_EQ(KFDPOOL_MODE_OWNER, big.st.mode);
-	EXPECT_EQ(0x1234, big.future[0]);
+	EXPECT_EQ(0, big.future[0]);
+	/* ... refused if it asks for anything this kernel does not know. */
+	memset(&big, 0, sizeof(big));
+	big.future[1] = 0x1234;
+	EXPECT_EQ(-1, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, big),
+			    &big));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(0, big.st.mode);
+	EXPECT_EQ(0x1234, big.future[1]);
 	/* Smaller than the first version. */
 	memset(&st, 0, sizeof(st));
 	EXPECT_EQ(-1, ioctl(self->pool, _IOWR(KFDPOOL_IOC_MAGIC, 0x10, __u64),
 			    &st));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/* The owner_pid column of pool @id in the debugfs listing; -1 if absent. */
+static int debugfs_owner_pid(const __u8 *id)
+{
+	char hex[2 * KFDPOOL_ID_LEN + 1], line[512], lid[64], name[64];
+	int pid, ret = -1;
+	FILE *f;
+
+	f = fopen(KFD_DEBUGFS, "re");
+	if (!f)
+		return -1;
+	kfd_hex(id, KFDPOOL_ID_LEN, hex);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %63s %d", lid, name, &pid) == 3 &&
+		    !strcmp(lid, hex))
+			ret = pid;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The owner pid is shown while the creator lives; once it is gone (its
+ * number free for another process) stats, fdinfo and debugfs say 0.
+ */
+TEST_F(pool, owner_pid_only_while_alive)
+{
+	struct kfdpool_pool_stats st;
+	int sv[2], fd = -1, status;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int p = kfd_pool_create(self->ctl, 0, "orphan", 0, NULL);
+
+		if (p < 0 || kfd_send(sv[1], p, "p", 1))
+			_exit(1);
+		/* Stay alive until the parent looked. */
+		_exit(read(sv[1], &c, 1) == 1 ? 0 : 2);
+	}
+	ASSERT_EQ(0, kfd_recv(sv[0], &fd, &c, 1));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kfd_stats(fd, &st));
+	EXPECT_EQ(pid, st.owner_pid);
+	EXPECT_EQ(pid, kfd_fdinfo_num(fd, "kfdpool-owner-pid"));
+	EXPECT_EQ(pid, debugfs_owner_pid(st.id));
+
+	ASSERT_EQ(1, write(sv[0], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, kfd_stats(fd, &st));
+	EXPECT_EQ(0, st.owner_pid);
+	EXPECT_EQ(0, kfd_fdinfo_num(fd, "kfdpool-owner-pid"));
+	EXPECT_EQ(0, debugfs_owner_pid(st.id));
+	close(fd);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 TEST_F(pool, unknown_commands)
@@ -274,7 +342,7 @@ TEST_F(pool, unknown_commands)
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
 				     _IOWR(KFDPOOL_IOC_MAGIC, 0x3f, buf), buf));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
-				     _IOWR(KFDPOOL_IOC_MAGIC, 0x1e, buf), buf));
+				     _IOWR(KFDPOOL_IOC_MAGIC, 0x1f, buf), buf));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
 				     _IOWR('b', 0x12, struct kfdpool_pin), buf));
 	/* Control-device commands are not pool commands. */
@@ -351,7 +419,7 @@ TEST_F(pool, fdinfo_keys)
 		"kfdpool-used-high", "kfdpool-draining", "kfdpool-entries",
 		"kfdpool-draining-entries", "kfdpool-records",
 		"kfdpool-import-fds", "kfdpool-imported",
-		"kfdpool-fd-imported", "kfdpool-fd-imports",
+		"kfdpool-fd-imported", "kfdpool-fd-imports", "kfdpool-file-id",
 	};
 	char path[64], line[256];
 	unsigned int k = 0;

@@ -444,6 +444,22 @@ static inline long rel_pin(int pool, int dmabuf, uint64_t cookie)
 	return ret ? ret : (long)p.entry_id;
 }
 
+/*
+ * KFDPOOL_IOC_ALLOC: host memory from the module, pinned; the dma-buf fd
+ * (its entry in *entry), or -errno (-ENOTTY on a module without it).
+ */
+static inline int rel_alloc(int pool, uint64_t size, uint64_t cookie,
+			    uint32_t *entry)
+{
+	struct kfdpool_alloc a = { .size = size, .cookie = cookie };
+	int ret = rel_ioctl(pool, KFDPOOL_IOC_ALLOC, &a);
+
+	if (ret)
+		return ret;
+	*entry = a.entry_id;
+	return a.fd;
+}
+
 static inline int rel_unpin(int pool, uint32_t entry)
 {
 	struct kfdpool_unpin u = { .entry_id = entry };

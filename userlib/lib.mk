@@ -1,59 +1,102 @@
 # SPDX-License-Identifier: MIT
-# libkfdpool, included from the top-level Makefile.
+# The libraries, included from the top-level Makefile.
 #
-#   make lib     build/lib/libkfdpool.{so,a}, kfdpool.pc
+#   make lib     build/lib/libkfdpool.{so,a}, libkfdpool-hip.{so,a}, their .pc
 #   make unit    native unit tests (no module needed), KTAP output
 #   make examples  build/lib/examples/*
 #
-# liburing (2.3: liburing.a) and libdrm (libdrm.a) are linked statically
-# into libkfdpool.so, their symbols hidden, so that users need neither.
-# libkfdpool.a users link -luring -ldrm themselves (kfdpool.pc says so).
+# Two libraries, one per layer users link:
+# - libkfdpool (src/native/): the native C API over the ioctls and io_uring.
+#   It exports kfdpool_* only (version KFDPOOL_1.0), no hip* name, so it is
+#   safe in any process.  liburing.a is linked in, its symbols hidden.
+# - libkfdpool-hip (src/hip/ over src/pool/ and src/chunk/): HIP's mempool
+#   API with the runtime's symbol versions, and the kfdpool* extensions
+#   (KFDPOOL_HIP_1.0).  Linked against libkfdpool (found next to it:
+#   RUNPATH $ORIGIN), libdrm.a inside; never against a HIP runtime, which
+#   it finds at run time (src/hip/hip_runtime.c).
+# The static archives leave liburing and libdrm to the program (the .pc
+# files' Requires.private say so).
 
-LIB_SONAME := libkfdpool.so.1
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
-LIB_SRCS := $(wildcard $(SRC)/userlib/src/*.c)
-LIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(LIB_SRCS))
-LIB_HDRS := $(wildcard $(SRC)/userlib/src/*.h $(SRC)/userlib/include/*.h) \
+NATIVE_SRCS := $(wildcard $(SRC)/userlib/src/native/*.c)
+HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/pool/*.c \
+	$(SRC)/userlib/src/chunk/*.c $(SRC)/userlib/src/hip/*.c)
+NATIVE_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(NATIVE_SRCS))
+HIPLIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(HIPLIB_SRCS))
+LIB_HDRS := $(wildcard $(SRC)/userlib/src/*/*.h $(SRC)/userlib/include/*.h) \
 	$(SRC)/uapi/linux/kfdpool.h
-LIB_CPPFLAGS := -I$(SRC)/userlib/include -I$(SRC)/uapi -D_GNU_SOURCE \
+LIB_CPPFLAGS := -I$(SRC)/userlib/include -I$(SRC)/userlib/src -I$(SRC)/uapi -D_GNU_SOURCE \
 	-I/usr/include/libdrm
 LIB_CSTD := -std=gnu11
-LIB_STATIC_DEPS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -luring -ldrm -Wl,-Bdynamic
 LIB_LDLIBS := -lpthread -lm
+# What a program linking the static archives adds (the .pc files' --static).
+NATIVE_STATIC_LIBS := -luring -lpthread
+HIPLIB_STATIC_LIBS := -ldrm -ldl -lpthread -lm
+# What a program of this tree links for the HIP API (and the native calls
+# the tests make), found where it was built.
+HIPLIB_LINK := -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lkfdpool
+NATIVE_LINK := -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
 
 # The kfd backend is built against the 6.12 headers' kfd_ioctl.h (KFD 1.17):
 # the linux-libc-dev copy is 1.11, without AMDKFD_IOC_EXPORT_DMABUF.
 KFD_IOCTL_H ?= $(lastword $(sort $(wildcard \
 	/usr/src/linux-headers-6.1[2-9]*-common/include/uapi/linux/kfd_ioctl.h)))
-$(LIBDIR_OUT)/obj/backend_kfd.o: LIB_CPPFLAGS += \
+$(LIBDIR_OUT)/obj/chunk/kfd.o: LIB_CPPFLAGS += \
 	$(if $(KFD_IOCTL_H),-DKFD_IOCTL_H='"$(KFD_IOCTL_H)"' \
 		-idirafter $(abspath $(dir $(KFD_IOCTL_H))/..))
 
 .PHONY: examples
 
-lib: $(LIBDIR_OUT)/libkfdpool.so $(LIBDIR_OUT)/libkfdpool.a $(LIBDIR_OUT)/kfdpool.pc
+LIB_SO := $(LIBDIR_OUT)/libkfdpool.so $(LIBDIR_OUT)/libkfdpool-hip.so
+lib: $(LIB_SO) $(LIBDIR_OUT)/libkfdpool.a $(LIBDIR_OUT)/libkfdpool-hip.a \
+	$(LIBDIR_OUT)/kfdpool.pc $(LIBDIR_OUT)/kfdpool-hip.pc \
+	$(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc \
+	$(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc
 
 $(LIBDIR_OUT)/obj/%.o: $(SRC)/userlib/src/%.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) $(CFLAGS) $(WARNFLAGS) -Werror -fPIC -fvisibility=hidden $(LIB_CPPFLAGS) -c -o $@ $<
 
-$(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $@ $^ \
-		$(LIB_STATIC_DEPS) $(LIB_LDLIBS)
+$(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION): $(NATIVE_OBJS) $(SRC)/userlib/libkfdpool.map
+	$(CC) -shared -Wl,-soname,libkfdpool.so.1 -Wl,--no-undefined \
+		-Wl,--version-script=$(SRC)/userlib/libkfdpool.map -o $@ $(NATIVE_OBJS) \
+		-Wl,--exclude-libs,ALL -Wl,-Bstatic -luring -Wl,-Bdynamic $(LIB_LDLIBS)
 
-$(LIBDIR_OUT)/libkfdpool.so: $(LIBDIR_OUT)/libkfdpool.so.$(LIB_VERSION)
-	ln -sfn $(notdir $<) $(LIBDIR_OUT)/$(LIB_SONAME)
-	ln -sfn $(LIB_SONAME) $@
+# -Bsymbolic-functions: the library's calls to its own entry points stay
+# inside it, whatever else defines those names.
+$(LIBDIR_OUT)/libkfdpool-hip.so.$(LIB_VERSION): $(HIPLIB_OBJS) $(SRC)/userlib/libkfdpool-hip.map $(LIBDIR_OUT)/libkfdpool.so
+	$(CC) -shared -Wl,-soname,libkfdpool-hip.so.1 -Wl,--no-undefined \
+		-Wl,--version-script=$(SRC)/userlib/libkfdpool-hip.map \
+		-Wl,-Bsymbolic-functions -Wl,-rpath,'$$ORIGIN' -o $@ $(HIPLIB_OBJS) \
+		-L$(LIBDIR_OUT) -lkfdpool \
+		-Wl,--exclude-libs,ALL -Wl,-Bstatic -ldrm -Wl,-Bdynamic -ldl $(LIB_LDLIBS)
 
-$(LIBDIR_OUT)/libkfdpool.a: $(LIB_OBJS)
+$(LIBDIR_OUT)/%.so: $(LIBDIR_OUT)/%.so.$(LIB_VERSION)
+	ln -sfn $(notdir $<) $(LIBDIR_OUT)/$*.so.1
+	ln -sfn $*.so.1 $@
+
+$(LIBDIR_OUT)/libkfdpool.a: $(NATIVE_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(LIBDIR_OUT)/libkfdpool-hip.a: $(HIPLIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
 PREFIX ?= /usr/local
-$(LIBDIR_OUT)/kfdpool.pc: $(SRC)/userlib/kfdpool.pc.in
+$(LIBDIR_OUT)/%.pc: $(SRC)/userlib/%.pc.in
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' $< > $@
+
+# The same files for the build tree (pkg-config prefers NAME-uninstalled.pc
+# where PKG_CONFIG_PATH has one): the tests link as users do.
+$(LIBDIR_OUT)/pkgconfig/%-uninstalled.pc: $(SRC)/userlib/%.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(BUILD)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		-e 's|^libdir=.*|libdir=$(LIBDIR_OUT)|' \
+		-e 's|^includedir=.*|includedir=$(SRC)/userlib/include|' \
+		-e 's|^Cflags:.*|& -I$(SRC)/uapi|' $< > $@
 
 # ---- unit tests: userlib/test/*_test.c, each a KTAP-printing program ----
 UNIT_OUT := $(BUILD)/unit
@@ -63,10 +106,10 @@ UNIT_HARNESS := $(BUILD)/ksft/tools/testing/selftests
 UNIT_CFLAGS := $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes -Wno-sign-compare -Wno-misleading-indentation \
 	$(LIB_CPPFLAGS) -I$(SRC)/userlib/src -I$(UNIT_HARNESS) -I$(UNIT_OUT)
 
-# The allocator test links alloc.c alone; the others link the library.
-$(UNIT_OUT)/alloc_test: $(SRC)/userlib/test/alloc_test.c $(SRC)/userlib/src/alloc.c $(LIB_HDRS) | ksft
+# The allocator test links the sub-allocator (pool/arena.c) alone; the others link the library.
+$(UNIT_OUT)/alloc_test: $(SRC)/userlib/test/alloc_test.c $(SRC)/userlib/src/pool/arena.c $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/alloc.c
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/pool/arena.c
 
 # HIP ABI check: our own type declarations, renamed, next to HIP's.
 HIP_API_H := $(wildcard /usr/include/hip/hip_runtime_api.h)
@@ -79,41 +122,58 @@ $(UNIT_OUT)/hip_rename.h: $(SRC)/userlib/include/kfdpool_hip_types.h
 	{ echo '#define HIP_CONSTS(X) \'; \
 	  grep -oE '^\s*hip[A-Za-z0-9_]+ =' $< | tr -d ' =\t' | \
 		sed 's/.*/\tX(&) \\/'; echo; } > $(UNIT_OUT)/hip_consts.h
-$(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c $(UNIT_OUT)/hip_rename.h $(LIB_HDRS) $(LIBDIR_OUT)/libkfdpool.so | ksft
+$(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c $(UNIT_OUT)/hip_rename.h $(LIB_HDRS) $(LIB_SO) | ksft
 	$(CC) $(UNIT_CFLAGS) $(if $(HIP_API_H),-DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__) \
-		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c \
-		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -lpthread
+		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
 
-$(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS) | ksft
+$(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool -lpthread
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(HIPLIB_LINK) -lpthread
 
-# Each program prints KTAP; the summary line counts them all.
+# What each library exports (no hip* name in libkfdpool, the runtime's
+# versions in libkfdpool-hip), as KTAP.
+.PHONY: symbols-check
+symbols-check: lib
+	@$(KTAP_RUN) symbols-check $(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
+unit: symbols-check
+
+# Each program prints KTAP, between tools/ktap-run's markers.
 unit: lib $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
-		echo "# unit: $$(basename $$t)"; \
-		timeout 300 $$t || fail=1; \
+		$(KTAP_RUN) $$(basename $$t) timeout 300 $$t || fail=1; \
 	done; exit $$fail
 
 # ---- examples ----
 EXAMPLES_OUT := $(LIBDIR_OUT)/examples
 EXAMPLES := $(patsubst $(SRC)/userlib/examples/%.c,$(EXAMPLES_OUT)/%,$(wildcard $(SRC)/userlib/examples/*.c))
 # The same programs built against HIP's own headers where they are installed
-# (a HIP program's build), still linked against libkfdpool alone.
+# (a HIP program's build): linked against libkfdpool-hip alone (-hiphdr);
+# where HIP's runtime is installed too, linked -lkfdpool-hip -lamdhip64
+# (-hiprt) and against the runtime alone, for LD_PRELOAD (-preload).
 EXAMPLES_HIP := $(if $(HIP_API_H),$(addsuffix -hiphdr,$(EXAMPLES)))
-examples: $(EXAMPLES) $(EXAMPLES_HIP)
-$(EXAMPLES_OUT)/%-hiphdr: $(SRC)/userlib/examples/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS)
+HIP_RT_SO := $(shell $(CC) -print-file-name=libamdhip64.so)
+EXAMPLES_RT := $(if $(and $(HIP_API_H),$(filter /%,$(HIP_RT_SO))), \
+	$(addsuffix -hiprt,$(EXAMPLES)) $(addsuffix -preload,$(EXAMPLES)))
+examples: $(EXAMPLES) $(EXAMPLES_HIP) $(EXAMPLES_RT)
+EXAMPLE_CC = $(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS)
+$(EXAMPLES_OUT)/%-hiprt: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lamdhip64
+$(EXAMPLES_OUT)/%-preload: $(SRC)/userlib/examples/%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< -lamdhip64
+$(EXAMPLES_OUT)/%-hiphdr: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
-		-D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
-$(EXAMPLES_OUT)/%: $(SRC)/userlib/examples/%.c $(LIBDIR_OUT)/libkfdpool.so $(LIB_HDRS)
+		-D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
+$(EXAMPLES_OUT)/%: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
-		-o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
+		-o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
 
 # kfdpool-query, a small tool over the library.
 tools: $(BUILD)/bin/kfdpool-query
 $(BUILD)/bin/kfdpool-query: $(SRC)/tools/query.c $(LIBDIR_OUT)/libkfdpool.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -o $@ $< -L$(LIBDIR_OUT) \
-		-Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
+	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -o $@ $< $(NATIVE_LINK)

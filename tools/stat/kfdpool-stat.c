@@ -2,9 +2,11 @@
 /*
  * kfdpool-stat: every kfdpool pool on the system and who holds it.
  *
- * Pools come from the module's debugfs listing (root only); the pool fds of
- * each process come from /proc/PID/fdinfo/FD (the caller's own processes, or
- * all with root).  Whatever cannot be read is said, never silently dropped.
+ * Pools come from KFDPOOL_IOC_POOL_LIST on /dev/kfdpool (every pool for
+ * CAP_SYS_ADMIN, else the caller's own); the pool fds of each process from
+ * /proc/PID/fdinfo/FD (the caller's own processes, or all with root).  Both
+ * are stable interfaces of the module; debugfs is not read.  Whatever
+ * cannot be read is said, never silently dropped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,42 +19,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "stat_parse.h"
+#include "stat.h"
 
-#define DEFAULT_DEBUGFS	"/sys/kernel/debug/kfdpool/pools"
-#define DEFAULT_PROC	"/proc"
-#define MAX_NOTES	8
+#ifndef KFDPOOL_STAT_VERSION
+#define KFDPOOL_STAT_VERSION "unknown"
+#endif
 
-struct holder {
-	int pid;
-	int fd;
-	char comm[32];
-	struct kps_fdinfo fi;
-};
-
-struct snapshot {
-	struct kps_pool *pools;
-	size_t npools;
-	int pools_from_debugfs;	/* else rebuilt from fdinfo */
-	struct holder *holders;
-	size_t nholders, cap;
-	size_t unreadable_procs;
-	size_t bad_fdinfo, bad_lines;
-	char notes[MAX_NOTES][256];
-	int nnotes;
-};
-
-static struct {
-	const char *debugfs;
-	const char *proc;
-	const char *pool;
-	int json;
-	int bytes;
-	double watch;
-} opt = { DEFAULT_DEBUGFS, DEFAULT_PROC, NULL, 0, 0, 0 };
+static struct kps_opts opt = { .device = "/dev/kfdpool", .proc = "/proc" };
+static int json;
+static double watch;
 
 static volatile sig_atomic_t stop;
 
@@ -63,11 +42,11 @@ static void on_signal(int sig)
 }
 
 __attribute__((format(printf, 2, 3)))
-static void note(struct snapshot *s, const char *fmt, ...)
+static void note(struct kps_snapshot *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (s->nnotes == MAX_NOTES)
+	if (s->nnotes == KPS_MAX_NOTES)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(s->notes[s->nnotes++], sizeof(s->notes[0]), fmt, ap);
@@ -80,7 +59,7 @@ static char *slurp(const char *path)
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap), *nb;
 	ssize_t r;
-	int fd;
+	int fd, e;
 
 	if (!buf)
 		return NULL;
@@ -99,56 +78,84 @@ static char *slurp(const char *path)
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			if (r == 0) {
-				close(fd);
-				buf[len] = '\0';
-				return buf;
-			}
-			break;
+		if (r == 0) {
+			close(fd);
+			buf[len] = '\0';
+			return buf;
 		}
+		if (r < 0)
+			break;
 		len += (size_t)r;
 	}
-	r = errno;
+	e = errno;
 	close(fd);
 	free(buf);
-	errno = (int)r;
+	errno = e;
 	return NULL;
 }
 
-static void read_debugfs(struct snapshot *s)
+static int add_pool(struct kps_snapshot *s, const struct kps_pool *p)
 {
-	char *text = slurp(opt.debugfs);
-	size_t n, bad;
+	struct kps_pool *np = realloc(s->pools, (s->npools + 1) * sizeof(*np));
 
-	if (!text) {
-		int e = errno;
-
-		if (e == EACCES || e == EPERM)
-			note(s, "cannot read %s: %s (needs root): pools listed from the fds this user can see",
-			     opt.debugfs, strerror(e));
-		else if (e == ENOENT)
-			note(s, "%s does not exist (debugfs not mounted, or kfdpool not loaded): pools listed from fds only",
-			     opt.debugfs);
-		else
-			note(s, "cannot read %s: %s", opt.debugfs, strerror(e));
-		return;
-	}
-	n = kps_parse_pools(text, NULL, 0, &bad);
-	s->pools = calloc(n ? n : 1, sizeof(*s->pools));
-	if (s->pools)
-		s->npools = kps_parse_pools(text, s->pools, n, &bad);
-	s->bad_lines = bad;
-	if (bad)
-		note(s, "%zu line(s) of %s did not parse and were skipped", bad, opt.debugfs);
-	s->pools_from_debugfs = 1;
-	free(text);
+	if (!np)
+		return -1;
+	s->pools = np;
+	s->pools[s->npools++] = *p;
+	return 0;
 }
 
-static int add_holder(struct snapshot *s, int pid, int fd, const char *comm,
+/* Every pool the caller may see, a page at a time. */
+static void list_pools(struct kps_snapshot *s)
+{
+	struct kfdpool_pool_info page[64];
+	struct kfdpool_pool_list l = { 0 };
+	struct kps_pool p;
+	uint32_t i;
+	int fd;
+
+	s->source = KPS_SOURCE_FDINFO;
+	fd = open(opt.device, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			note(s, "%s does not exist (kfdpool not loaded?): pools listed from the fds this user can see",
+			     opt.device);
+		else
+			note(s, "cannot open %s: %s: pools listed from the fds this user can see",
+			     opt.device, strerror(e));
+		return;
+	}
+	do {
+		l.pools = (uintptr_t)page;
+		l.count = sizeof(page) / sizeof(page[0]);
+		l.info_size = sizeof(page[0]);
+		l.cursor = l.next_cursor;
+		if (ioctl(fd, KFDPOOL_IOC_POOL_LIST, &l)) {
+			if (errno == ENOTTY)
+				note(s, "this kfdpool module has no POOL_LIST: pools listed from the fds this user can see");
+			else
+				note(s, "KFDPOOL_IOC_POOL_LIST: %s: pools listed from the fds this user can see",
+				     strerror(errno));
+			s->npools = 0;
+			close(fd);
+			return;
+		}
+		for (i = 0; i < l.count; i++) {
+			kps_pool_from_info(&page[i], &p);
+			add_pool(s, &p);
+		}
+	} while (l.next_cursor);
+	close(fd);
+	s->source = KPS_SOURCE_IOCTL;
+	s->scope = l.scope;
+}
+
+static int add_holder(struct kps_snapshot *s, int pid, int fd, const char *comm,
 		      const struct kps_fdinfo *fi)
 {
-	struct holder *h;
+	struct kps_holder *h;
 
 	if (s->nholders == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
@@ -160,6 +167,7 @@ static int add_holder(struct snapshot *s, int pid, int fd, const char *comm,
 		s->cap = cap;
 	}
 	h = &s->holders[s->nholders++];
+	memset(h, 0, sizeof(*h));
 	h->pid = pid;
 	h->fd = fd;
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
@@ -167,9 +175,9 @@ static int add_holder(struct snapshot *s, int pid, int fd, const char *comm,
 	return 0;
 }
 
-static void scan_process(struct snapshot *s, int pid)
+static void scan_process(struct kps_snapshot *s, int pid)
 {
-	char path[PATH_MAX], link[256], comm[32] = "?";
+	char path[PATH_MAX], link[256], comm[KPS_COMM_LEN] = "?";
 	struct dirent *de;
 	char *text;
 	DIR *d;
@@ -219,7 +227,7 @@ static void scan_process(struct snapshot *s, int pid)
 	closedir(d);
 }
 
-static void scan_processes(struct snapshot *s)
+static void scan_processes(struct kps_snapshot *s)
 {
 	struct dirent *de;
 	DIR *d = opendir(opt.proc);
@@ -243,7 +251,7 @@ static void scan_processes(struct snapshot *s)
 		note(s, "%zu pool fdinfo file(s) had malformed kfdpool keys", s->bad_fdinfo);
 }
 
-static struct kps_pool *find_pool(struct snapshot *s, const char *id)
+static struct kps_pool *find_pool(struct kps_snapshot *s, const char *id)
 {
 	size_t i;
 
@@ -254,53 +262,52 @@ static struct kps_pool *find_pool(struct snapshot *s, const char *id)
 }
 
 /*
- * Pools the debugfs listing lacks (not readable, or created since): take
- * them from any fd of theirs.  The pool-wide figures are the same on every
- * fd; the uid is unknown there (UINT32_MAX).
+ * Pools the list lacks (not listable, another user's pool whose fd this
+ * user holds, or created since): take them from any fd of theirs.  The
+ * pool-wide figures are the same on every fd; the uid is not there.
  */
-static void pools_from_fds(struct snapshot *s)
+static void pools_from_fds(struct kps_snapshot *s)
 {
+	struct kps_pool p;
 	size_t i;
 
 	for (i = 0; i < s->nholders; i++) {
-		const struct kps_fdinfo *fi = &s->holders[i].fi;
-		struct kps_pool *p, *np;
-
-		if (find_pool(s, fi->id))
+		if (find_pool(s, s->holders[i].fi.id))
 			continue;
-		np = realloc(s->pools, (s->npools + 1) * sizeof(*np));
-		if (!np)
-			return;
-		s->pools = np;
-		p = &s->pools[s->npools++];
-		memset(p, 0, sizeof(*p));
-		memcpy(p->id, fi->id, sizeof(p->id));
-		memcpy(p->name, fi->name, sizeof(p->name));
-		p->owner_pid = fi->owner_pid;
-		p->uid = UINT32_MAX;
-		p->limit = fi->limit;
-		p->reserved = fi->reserved;
-		p->reserved_high = fi->reserved_high;
-		p->used = fi->used;
-		p->used_high = fi->used_high;
-		p->draining = fi->draining;
-		p->entries = fi->entries;
-		p->records = fi->records;
-		p->import_fds = fi->import_fds;
-		p->imported = fi->imported;
+		kps_pool_from_fdinfo(&s->holders[i].fi, &p);
+		add_pool(s, &p);
 	}
 }
 
-static void collect(struct snapshot *s)
+static int by_pid_fd(const void *a, const void *b)
 {
-	memset(s, 0, sizeof(*s));
-	read_debugfs(s);
-	scan_processes(s);
-	pools_from_fds(s);
+	const struct kps_holder *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
 }
 
-static void release(struct snapshot *s)
+static void collect(struct kps_snapshot *s)
 {
+	memset(s, 0, sizeof(*s));
+	list_pools(s);
+	scan_processes(s);
+	/* readdir's order is the file system's: sort for stable output */
+	if (s->nholders)
+		qsort(s->holders, s->nholders, sizeof(*s->holders), by_pid_fd);
+	pools_from_fds(s);
+	if (kps_group_files(s))
+		note(s, "out of memory grouping pool fds into files");
+}
+
+static void release(struct kps_snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; s->files && i < s->nfiles; i++)
+		free(s->files[i].holders);
+	free(s->files);
 	free(s->pools);
 	free(s->holders);
 }
@@ -325,7 +332,14 @@ static const char *mode_name(int mode)
 	       mode == KFDPOOL_MODE_IMPORT ? "import" : "?";
 }
 
-static const char *comm_of(struct snapshot *s, int pid)
+/* A process name fit for a terminal. */
+static const char *comm_text(const char *comm, char *buf, size_t len)
+{
+	kps_printable(comm, buf, len);
+	return buf;
+}
+
+static const char *comm_of(struct kps_snapshot *s, int pid)
 {
 	size_t i;
 
@@ -335,13 +349,31 @@ static const char *comm_of(struct snapshot *s, int pid)
 	return NULL;
 }
 
-static void print_text(struct snapshot *s)
+/* "pid 200 (importer) fd 7, pid 201 (importer) fd 7" */
+static void print_holders(struct kps_snapshot *s, const struct kps_file *f)
+{
+	char c[KPS_COMM_LEN];
+	size_t i;
+
+	for (i = 0; i < f->nholders; i++) {
+		const struct kps_holder *h = &s->holders[f->holders[i]];
+
+		printf("%spid %d (%s) fd %d", i ? ", " : "", h->pid,
+		       comm_text(h->comm, c, sizeof(c)), h->fd);
+	}
+}
+
+static void print_text(struct kps_snapshot *s)
 {
 	char a[KPS_SIZE_LEN], b[KPS_SIZE_LEN], c[KPS_SIZE_LEN], d[KPS_SIZE_LEN];
+	char name[KFDPOOL_NAME_LEN + 1], cm[KPS_COMM_LEN], fid[24];
 	size_t i, j, shown = 0;
 
-	printf("kfdpool: %zu pool(s) (%s), %zu pool fd(s) visible\n", s->npools,
-	       s->pools_from_debugfs ? "debugfs" : "from fds only", s->nholders);
+	printf("kfdpool: %zu pool(s) (%s), %zu open pool file(s) in %zu fd(s) visible\n",
+	       s->npools,
+	       s->source == KPS_SOURCE_FDINFO ? "from fds only" :
+	       s->scope == KFDPOOL_POOL_LIST_ALL ? "all pools" :
+	       "your pools; root sees all", s->nfiles, s->nholders);
 	for (i = 0; i < s->npools; i++) {
 		const struct kps_pool *p = &s->pools[i];
 		const char *comm = comm_of(s, p->owner_pid);
@@ -349,147 +381,71 @@ static void print_text(struct snapshot *s)
 		if (!wanted(p->id))
 			continue;
 		shown++;
-		printf("\npool %s  id %s\n", p->name[0] ? p->name : "-", p->id);
-		printf("  owner pid %d%s%s%s", p->owner_pid, comm ? " (" : "",
-		       comm ? comm : "", comm ? ")" : "");
-		if (p->uid != UINT32_MAX)
+		kps_printable(p->name, name, sizeof(name));
+		printf("\npool %s  id %s\n", name[0] ? name : "-", p->id);
+		printf("  owner pid %d", p->owner_pid);
+		if (comm)
+			printf(" (%s)", comm_text(comm, cm, sizeof(cm)));
+		if (p->uid_known)
 			printf("  uid %u", p->uid);
 		printf("  limit %s\n", p->limit ? sz(p->limit, a) : "none");
 		printf("  reserved %s (high %s)  used %s (high %s)\n",
 		       sz(p->reserved, a), sz(p->reserved_high, b),
 		       sz(p->used, c), sz(p->used_high, d));
-		printf("  entries %u  records %u  draining %s  import fds %u  imported %s\n",
+		printf("  entries %u  records %u  draining %s  import files %u  imported %s\n",
 		       p->entries, p->records, sz(p->draining, a), p->import_fds,
 		       sz(p->imported, b));
-		for (j = 0; j < s->nholders; j++) {
-			const struct holder *h = &s->holders[j];
+		for (j = 0; j < s->nfiles; j++) {
+			const struct kps_file *f = &s->files[j];
 
-			if (strcmp(h->fi.id, p->id) || h->fi.mode != KFDPOOL_MODE_IMPORT)
+			if (strcmp(f->fi->id, p->id) || f->fi->mode != KFDPOOL_MODE_IMPORT)
 				continue;
-			printf("  importer pid %d (%s) fd %d: %u entr%s, %s\n", h->pid,
-			       h->comm, h->fd, h->fi.fd_imports,
-			       h->fi.fd_imports == 1 ? "y" : "ies", sz(h->fi.fd_imported, a));
+			printf("  importer: import file %s: %u entr%s, %s; ",
+			       f->fi->file_id ? (snprintf(fid, sizeof(fid), "%" PRIu64,
+							  f->fi->file_id), fid) : "?",
+			       f->fi->fd_imports, f->fi->fd_imports == 1 ? "y" : "ies",
+			       sz(f->fi->fd_imported, a));
+			printf("held by ");
+			print_holders(s, f);
+			if (f->nholders > 1)
+				printf(" (one open file: shared through fork, dup or fd passing)");
+			printf("\n");
 		}
 	}
 	if (opt.pool && !shown)
 		printf("\nno pool with id %s\n", opt.pool);
 
-	printf("\n%-7s %-16s %5s %-6s %-16s %-32s %8s %10s\n", "PID", "COMMAND", "FD",
-	       "MODE", "POOL", "ID", "IMPORTS", "IMPORTED");
+	printf("\n%-7s %-16s %5s %-6s %8s %-16s %-32s %8s %10s\n", "PID", "COMMAND", "FD",
+	       "MODE", "FILE", "POOL", "ID", "IMPORTS", "IMPORTED");
 	for (i = 0; i < s->nholders; i++) {
-		const struct holder *h = &s->holders[i];
+		const struct kps_holder *h = &s->holders[i];
 
 		if (!wanted(h->fi.id))
 			continue;
-		printf("%-7d %-16s %5d %-6s %-16s %-32s %8u %10s\n",
-		       h->pid, h->comm, h->fd,
-		       mode_name(h->fi.mode), h->fi.name[0] ? h->fi.name : "-",
+		kps_printable(h->fi.name, name, sizeof(name));
+		if (h->fi.file_id)
+			snprintf(fid, sizeof(fid), "%" PRIu64, h->fi.file_id);
+		else
+			snprintf(fid, sizeof(fid), "?");
+		printf("%-7d %-16s %5d %-6s %8s %-16s %-32s %8u %10s\n",
+		       h->pid, comm_text(h->comm, cm, sizeof(cm)), h->fd,
+		       mode_name(h->fi.mode), fid, name[0] ? name : "-",
 		       h->fi.id, h->fi.fd_imports, sz(h->fi.fd_imported, a));
 	}
-	for (i = 0; i < (size_t)s->nnotes; i++)
-		printf("note: %s\n", s->notes[i]);
-}
-
-static void json_str(const char *str)
-{
-	const unsigned char *p;
-
-	putchar('"');
-	for (p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
-/*
- * One object per line inside the arrays, so line tools (and the selftest)
- * can pick a pool by its id without a JSON parser.
- */
-static void print_json(struct snapshot *s)
-{
-	size_t i, j;
-	int first = 1, sep;
-
-	printf("{\"version\": 1, \"time\": %lld, \"debugfs\": ", (long long)time(NULL));
-	json_str(opt.debugfs);
-	printf(", \"pools_source\": \"%s\",\n\"pools\": [",
-	       s->pools_from_debugfs ? "debugfs" : "fdinfo");
-	for (i = 0; i < s->npools; i++) {
-		const struct kps_pool *p = &s->pools[i];
-
-		if (!wanted(p->id))
-			continue;
-		printf("%s\n {\"id\": \"%s\", \"name\": ", first ? "" : ",", p->id);
-		first = 0;
-		json_str(p->name);
-		printf(", \"owner_pid\": %d, \"uid\": ", p->owner_pid);
-		if (p->uid == UINT32_MAX)
-			printf("null");
-		else
-			printf("%u", p->uid);
-		printf(", \"limit\": %" PRIu64 ", \"reserved\": %" PRIu64
-		       ", \"reserved_high\": %" PRIu64 ", \"used\": %" PRIu64
-		       ", \"used_high\": %" PRIu64 ", \"draining\": %" PRIu64
-		       ", \"entries\": %u, \"records\": %u, \"import_fds\": %u"
-		       ", \"imported\": %" PRIu64 ", \"importers\": [",
-		       p->limit, p->reserved, p->reserved_high, p->used, p->used_high,
-		       p->draining, p->entries, p->records, p->import_fds, p->imported);
-		sep = 0;
-		for (j = 0; j < s->nholders; j++) {
-			const struct holder *h = &s->holders[j];
-
-			if (strcmp(h->fi.id, p->id) || h->fi.mode != KFDPOOL_MODE_IMPORT)
-				continue;
-			printf("%s{\"pid\": %d, \"fd\": %d, \"imports\": %u, \"imported\": %" PRIu64 "}",
-			       sep ? ", " : "", h->pid, h->fd, h->fi.fd_imports, h->fi.fd_imported);
-			sep = 1;
-		}
-		printf("]}");
-	}
-	printf("\n],\n\"fds\": [");
-	first = 1;
-	for (i = 0; i < s->nholders; i++) {
-		const struct holder *h = &s->holders[i];
-		const struct kps_fdinfo *f = &h->fi;
-
-		if (!wanted(f->id))
-			continue;
-		printf("%s\n {\"pid\": %d, \"comm\": ", first ? "" : ",", h->pid);
-		first = 0;
-		json_str(h->comm);
-		printf(", \"fd\": %d, \"mode\": \"%s\", \"id\": \"%s\", \"name\": ",
-		       h->fd, mode_name(f->mode), f->id);
-		json_str(f->name);
-		printf(", \"owner_pid\": %d, \"limit\": %" PRIu64 ", \"handle_types\": %u"
-		       ", \"reserved\": %" PRIu64 ", \"reserved_high\": %" PRIu64
-		       ", \"used\": %" PRIu64 ", \"used_high\": %" PRIu64
-		       ", \"draining\": %" PRIu64 ", \"entries\": %u, \"draining_entries\": %u"
-		       ", \"records\": %u, \"import_fds\": %u, \"imported\": %" PRIu64
-		       ", \"fd_imports\": %u, \"fd_imported\": %" PRIu64 "}",
-		       f->owner_pid, f->limit, f->handle_types, f->reserved, f->reserved_high,
-		       f->used, f->used_high, f->draining, f->entries, f->draining_entries,
-		       f->records, f->import_fds, f->imported, f->fd_imports, f->fd_imported);
-	}
-	printf("\n],\n\"unreadable_processes\": %zu, \"notes\": [", s->unreadable_procs);
 	for (i = 0; i < (size_t)s->nnotes; i++) {
-		printf("%s", i ? ", " : "");
-		json_str(s->notes[i]);
+		kps_printable(s->notes[i], s->notes[i], sizeof(s->notes[i]));
+		printf("note: %s\n", s->notes[i]);
 	}
-	printf("]}\n");
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kfdpool-stat [--json] [--watch SECONDS] [--bytes] [--pool ID]\n"
-		"                    [--debugfs PATH] [--proc PATH]\n"
-		"Lists every kfdpool pool (debugfs, needs root) and the pool fds of each\n"
-		"process (/proc/PID/fdinfo): accounting, owners, importers.\n");
+		"                    [--device PATH] [--proc PATH] [--version]\n"
+		"Lists the kfdpool pools (KFDPOOL_IOC_POOL_LIST: all of them for root, else\n"
+		"your own) and the pool fds of each process (/proc/PID/fdinfo): accounting,\n"
+		"owners, importers.  --json writes one JSON document per line (NDJSON).\n");
 }
 
 int main(int argc, char **argv)
@@ -499,18 +455,19 @@ int main(int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "pool", required_argument, NULL, 'p' },
-		{ "debugfs", required_argument, NULL, 'D' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct snapshot s;
-	char *end;
-	int c;
+	struct kps_snapshot s;
+	char *end, *line;
+	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "jw:bp:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jw:bp:Vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'j': opt.json = 1; break;
+		case 'j': json = 1; break;
 		case 'b': opt.bytes = 1; break;
 		case 'p':
 			if (!kps_valid_id(optarg)) {
@@ -519,15 +476,19 @@ int main(int argc, char **argv)
 			}
 			opt.pool = optarg;
 			break;
-		case 'D': opt.debugfs = optarg; break;
+		case 'D': opt.device = optarg; break;
 		case 'P': opt.proc = optarg; break;
 		case 'w':
-			opt.watch = strtod(optarg, &end);
-			if (*end || !(opt.watch > 0) || opt.watch > 86400) {
+			watch = strtod(optarg, &end);
+			if (*end || !(watch > 0) || watch > 86400) {
 				fprintf(stderr, "kfdpool-stat: --watch wants seconds > 0\n");
 				return 2;
 			}
 			break;
+		case 'V':
+			printf("kfdpool-stat %s (kfdpool ABI %d)\n", KFDPOOL_STAT_VERSION,
+			       KFDPOOL_ABI_VERSION);
+			return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -540,21 +501,28 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	do {
 		collect(&s);
-		if (opt.watch && !opt.json && isatty(STDOUT_FILENO))
+		if (watch && !json && isatty(STDOUT_FILENO))
 			printf("\033[H\033[2J");
-		if (opt.json)
-			print_json(&s);
-		else
+		if (json) {
+			line = kps_json(&s, &opt, (long long)time(NULL));
+			if (line)
+				fputs(line, stdout);
+			else
+				ret = 1;
+			free(line);
+		} else {
 			print_text(&s);
-		fflush(stdout);
+		}
+		if (fflush(stdout))
+			ret = 1;
 		release(&s);
-		if (opt.watch && !stop) {
-			struct timespec ts = { (time_t)opt.watch,
-				(long)((opt.watch - (double)(time_t)opt.watch) * 1e9) };
+		if (watch && !stop) {
+			struct timespec ts = { (time_t)watch,
+				(long)((watch - (double)(time_t)watch) * 1e9) };
 
 			while (nanosleep(&ts, &ts) && errno == EINTR && !stop)
 				;
 		}
-	} while (opt.watch && !stop);
-	return 0;
+	} while (watch && !stop && !ret);
+	return ret;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * kfdpool-stat parsers.  The kernel writes these formats; we read them
- * defensively: unknown keys and extra fields are ignored (newer modules may
- * add some), malformed values are reported rather than guessed.
+ * kfdpool-stat: the fdinfo parser and the pool model.  The kernel writes
+ * these formats; we read them defensively: unknown keys are ignored (newer
+ * modules may add some), malformed values are reported rather than guessed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -98,6 +98,7 @@ static const struct fdkey {
 	U64("kfdpool-imported", KPS_F_IMPORTED, imported),
 	U64("kfdpool-fd-imported", KPS_F_FD_IMPORTED, fd_imported),
 	U32("kfdpool-fd-imports", KPS_F_FD_IMPORTS, fd_imports),
+	U64("kfdpool-file-id", KPS_F_FILE_ID, file_id),
 #undef U64
 #undef U32
 };
@@ -182,65 +183,113 @@ int kps_parse_fdinfo(const char *text, struct kps_fdinfo *fi)
 	return bad ? -1 : 1;
 }
 
-#define POOL_FIELDS 14
-
-static int pool_line(char *line, struct kps_pool *p)
+void kps_pool_from_info(const struct kfdpool_pool_info *info,
+			struct kps_pool *p)
 {
-	char *f[POOL_FIELDS], *save = NULL, *tok;
-	int n = 0;
+	size_t i;
 
-	for (tok = strtok_r(line, " \t", &save); tok && n < POOL_FIELDS;
-	     tok = strtok_r(NULL, " \t", &save))
-		f[n++] = tok;
-	if (n < POOL_FIELDS)
-		return -1;	/* extra fields beyond 14 are ignored */
 	memset(p, 0, sizeof(*p));
-	if (!kps_valid_id(f[0]))
-		return -1;
-	memcpy(p->id, f[0], KPS_ID_HEX + 1);
-	if (strcmp(f[1], "-") && copy_name(p->name, f[1]))
-		return -1;
-	if (parse_s32(f[2], &p->owner_pid) || parse_u32(f[3], &p->uid) ||
-	    parse_u64(f[4], &p->limit) || parse_u64(f[5], &p->reserved) ||
-	    parse_u64(f[6], &p->reserved_high) || parse_u64(f[7], &p->used) ||
-	    parse_u64(f[8], &p->used_high) || parse_u64(f[9], &p->draining) ||
-	    parse_u32(f[10], &p->entries) || parse_u32(f[11], &p->records) ||
-	    parse_u32(f[12], &p->import_fds) || parse_u64(f[13], &p->imported))
-		return -1;
+	for (i = 0; i < KFDPOOL_ID_LEN; i++)
+		snprintf(p->id + 2 * i, 3, "%02x", info->id[i]);
+	memcpy(p->name, info->name, KFDPOOL_NAME_LEN);
+	p->name[KFDPOOL_NAME_LEN] = '\0';	/* the kernel's is terminated too */
+	p->owner_pid = info->owner_pid;
+	p->uid_known = 1;
+	p->uid = info->uid;
+	p->limit = info->limit;
+	p->handle_types = info->handle_types;
+	p->reserved = info->reserved_bytes;
+	p->reserved_high = info->reserved_high;
+	p->used = info->used_bytes;
+	p->used_high = info->used_high;
+	p->draining = info->draining_bytes;
+	p->entries = info->entries;
+	p->draining_entries = info->draining_entries;
+	p->records = info->records;
+	p->import_fds = info->import_fds;
+	p->imported = info->imported_bytes;
+}
+
+void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p->id, fi->id, sizeof(p->id));
+	memcpy(p->name, fi->name, sizeof(p->name));
+	p->owner_pid = fi->owner_pid;
+	p->limit = fi->limit;
+	p->handle_types = fi->handle_types;
+	p->reserved = fi->reserved;
+	p->reserved_high = fi->reserved_high;
+	p->used = fi->used;
+	p->used_high = fi->used_high;
+	p->draining = fi->draining;
+	p->entries = fi->entries;
+	p->draining_entries = fi->draining_entries;
+	p->records = fi->records;
+	p->import_fds = fi->import_fds;
+	p->imported = fi->imported;
+}
+
+/* Length of the well-formed UTF-8 sequence at @s (RFC 3629), 0 if none. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		/* no overlongs (e0 a0..), no surrogates (ed 80..9f) */
+		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+		unsigned char hi = s[0] == 0xed ? 0x9f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80;
+		unsigned char hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
+		       (s[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
 	return 0;
 }
 
-size_t kps_parse_pools(const char *text, struct kps_pool *pools, size_t max,
-		       size_t *bad)
+void kps_utf8_clean(const char *in, char *out, size_t len)
 {
-	char *copy, *line, *save = NULL;
-	size_t n = 0;
-	struct kps_pool tmp;
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0, n;
 
-	*bad = 0;
-	copy = strdup(text);
-	if (!copy) {
-		*bad = 1;
-		return 0;
-	}
-	for (line = strtok_r(copy, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *s = line;
-
-		while (*s == ' ' || *s == '\t')
+	if (!len)
+		return;
+	while (*s) {
+		n = utf8_seq(s);
+		if (n) {
+			if (o + n >= len)
+				break;
+			memcpy(out + o, s, n);
+			s += n;
+		} else {
+			if (o + 3 >= len)
+				break;
+			memcpy(out + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			n = 3;
 			s++;
-		if (!*s || *s == '#')
-			continue;
-		if (pool_line(s, &tmp)) {
-			(*bad)++;
-			continue;
 		}
-		if (n < max)
-			pools[n] = tmp;
-		n++;
+		o += n;
 	}
-	free(copy);
-	return n;
+	out[o] = '\0';
+}
+
+void kps_printable(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	if (!len)
+		return;
+	for (i = 0; in[i] && i + 1 < len; i++)
+		out[i] = (unsigned char)in[i] < 0x20 ||
+			 (unsigned char)in[i] >= 0x7f ? '?' : in[i];
+	out[i] = '\0';
 }
 
 const char *kps_size(uint64_t bytes, char *buf)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kfdpool-stat: parsers for the two places the module publishes accounting,
- * kept apart from the I/O so they can be tested on sample text.
+ * kfdpool-stat: the pool model and its two sources, kept apart from the I/O
+ * so they can be tested on sample data.
  *
+ *  - KFDPOOL_IOC_POOL_LIST on /dev/kfdpool: struct kfdpool_pool_info per
+ *    pool (kps_pool_from_info()).
  *  - /proc/PID/fdinfo/FD of a pool fd: one "key:\tvalue" per line; the
- *    kfdpool keys start with "kfdpool-", every other key is ignored.
- *  - /sys/kernel/debug/kfdpool/pools: a '#' header line, then one line per
- *    pool of space-separated fields (see kps_parse_pools()).
+ *    kfdpool keys start with "kfdpool-", every other key is ignored
+ *    (kps_parse_fdinfo()).
  */
 #ifndef KFDPOOL_STAT_PARSE_H
 #define KFDPOOL_STAT_PARSE_H
@@ -17,19 +18,22 @@
 
 #define KPS_ID_HEX	(2 * KFDPOOL_ID_LEN)
 
-/* One pool as the debugfs listing shows it. */
+/* One pool, from POOL_LIST or from the fdinfo of one of its fds. */
 struct kps_pool {
 	char id[KPS_ID_HEX + 1];
 	char name[KFDPOOL_NAME_LEN + 1];	/* "" for an unnamed pool */
 	int32_t owner_pid;
+	int uid_known;				/* fdinfo does not show it */
 	uint32_t uid;
 	uint64_t limit;
+	uint32_t handle_types;
 	uint64_t reserved;
 	uint64_t reserved_high;
 	uint64_t used;
 	uint64_t used_high;
 	uint64_t draining;
 	uint32_t entries;
+	uint32_t draining_entries;
 	uint32_t records;
 	uint32_t import_fds;
 	uint64_t imported;
@@ -55,6 +59,7 @@ enum {
 	KPS_F_IMPORTED		= 1u << 15,
 	KPS_F_FD_IMPORTED	= 1u << 16,
 	KPS_F_FD_IMPORTS	= 1u << 17,
+	KPS_F_FILE_ID		= 1u << 18,
 };
 
 /* One pool fd as /proc/PID/fdinfo/FD shows it. */
@@ -78,6 +83,7 @@ struct kps_fdinfo {
 	uint64_t imported;
 	uint64_t fd_imported;
 	uint32_t fd_imports;
+	uint64_t file_id;		/* the open file; 0 when not shown */
 };
 
 /*
@@ -87,13 +93,25 @@ struct kps_fdinfo {
  */
 int kps_parse_fdinfo(const char *text, struct kps_fdinfo *fi);
 
+/* The pool as POOL_LIST reports it. */
+void kps_pool_from_info(const struct kfdpool_pool_info *info,
+			struct kps_pool *p);
+
+/* The pool-wide figures of a pool fd's fdinfo (no uid there). */
+void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p);
+
 /*
- * Parse the debugfs pools listing (NUL-terminated).  Fills up to @max pools
- * and returns how many lines described a pool (may exceed @max: call again
- * with a bigger array).  Lines that do not parse are counted in *@bad.
+ * @in as valid UTF-8 in @out (@len bytes with the NUL): every byte that is
+ * not part of a well-formed sequence becomes U+FFFD, so that what is
+ * handed to JSON is text (a comm is any 15 bytes, cut anywhere).
  */
-size_t kps_parse_pools(const char *text, struct kps_pool *pools, size_t max,
-		       size_t *bad);
+void kps_utf8_clean(const char *in, char *out, size_t len);
+
+/*
+ * @in for a terminal in @out: every control character, DEL and byte
+ * >= 0x80 becomes '?' (no escape sequences from a process name).
+ */
+void kps_printable(const char *in, char *out, size_t len);
 
 /* "1.5 GiB", "512 B": @buf of at least KPS_SIZE_LEN bytes. */
 #define KPS_SIZE_LEN 24

@@ -2,22 +2,38 @@
 /*
  * kfdpool: shareable GPU and host memory pools.
  *
- * /dev/kfdpool (the control device) creates pools.  A pool is an
- * anonymous-inode file; its fds are either owner fds (may pin, unpin,
- * export and revoke) or import fds (may import, release and read stats).
+ * /dev/kfdpool (the control device) creates and lists pools.  A pool is an
+ * anonymous-inode file; its fds are either owner fds (may pin, allocate,
+ * unpin, export and revoke) or import fds (may import, release and read
+ * stats).
  * The pool lives while any of its fds lives.
  *
  * ABI rules, for every struct below:
- *  - Fields marked "in" are read, "out" are written.  Fields named pad or
- *    marked "must be 0" must be zero on input, and unknown flag bits must be
- *    zero, else the call fails with -EINVAL.
- *  - Every ioctl is size-versioned: the size encoded in the command number is
- *    the caller's struct size.  The kernel copies min(caller, kernel) bytes,
- *    zero-fills the rest, and copies back min(caller, kernel) bytes.  A
- *    caller struct smaller than the first version's is refused (-EINVAL).
+ *  - Fields marked "in" are read, "out" are written; what an "out" field
+ *    holds on input is ignored.  Fields named pad or marked "must be 0"
+ *    must be zero on input, and unknown flag bits must be zero, else the
+ *    call fails with -EINVAL.
+ *  - Every ioctl is size-versioned, as clone3() and openat2(): the size
+ *    encoded in the command number is the caller's struct size.  A smaller
+ *    struct than the kernel's is zero-extended; a caller struct smaller than
+ *    the first version's is refused (-EINVAL).  A larger one is accepted
+ *    only when every byte past the kernel's struct is zero: otherwise the
+ *    call fails with -E2BIG and does nothing, so that a newer caller learns
+ *    that this kernel cannot do what the newer fields ask.  The kernel
+ *    copies back min(caller, kernel) bytes.  Batch elements follow the same
+ *    rule one by one (an element with a non-zero tail gets -E2BIG in its
+ *    status and is not run), and so do io_uring payloads (see below).
  *  - Unknown commands fail with -ENOTTY.
- *  - Every fd returned is O_CLOEXEC and installed only after everything else
- *    has been copied back successfully.
+ *  - Every fd returned is O_CLOEXEC, goes through the kernel's receive path
+ *    (security_file_receive(), as for SCM_RIGHTS, so security modules may
+ *    refuse it) and is installed only after everything else has been
+ *    copied back successfully; its number is written just before it goes
+ *    live (see KFDPOOL_IOC_IMPORT).
+ *
+ * The ioctl magic, 0xB9, was free in Documentation/userspace-api/ioctl/
+ * ioctl-number.rst of Linux 6.12 (0xB8 is the last one taken there) and is
+ * not registered: an upstream submission adds a line for "0xB9 all
+ * linux/kfdpool.h" to that table.
  */
 #ifndef _UAPI_LINUX_KFDPOOL_H
 #define _UAPI_LINUX_KFDPOOL_H
@@ -90,9 +106,11 @@ struct kfdpool_record {
 #define KFDPOOL_FEATURE_BATCH		0x1	/* batch ioctls */
 #define KFDPOOL_FEATURE_URING_CMD	0x2	/* io_uring passthrough */
 #define KFDPOOL_FEATURE_POOL_HANDLE	0x4	/* 64-byte pool handles */
+#define KFDPOOL_FEATURE_HOST_ALLOC	0x8	/* KFDPOOL_IOC_ALLOC */
 
 /**
  * struct kfdpool_query - ABI version, features and limits of the module
+ *	(only @pad is read)
  * @abi_version: out: KFDPOOL_ABI_VERSION of the running module
  * @features: out: KFDPOOL_FEATURE_* bits
  * @global_limit: out: bytes all pools together may pin, 0 for no limit
@@ -145,15 +163,28 @@ struct kfdpool_pool_create {
  * @pool_id: id of the pool
  * @magic: KFDPOOL_HANDLE_MAGIC
  * @policy: KFDPOOL_HANDLE_POLICY_* chosen at export
- * @gid: the group admitted under KFDPOOL_HANDLE_POLICY_GID, else 0
- * @uid: the exporter's uid, admitted under KFDPOOL_HANDLE_POLICY_UID
- * @secret: proves the holder was given the handle; derived by the kernel
- *	from the pool's current key and the fields above
+ * @gid: under KFDPOOL_HANDLE_POLICY_GID, the admitted group as the
+ *	exporter's user namespace numbers it (what the exporter asked for);
+ *	else 0
+ * @uid: the exporter's effective uid as the exporter's user namespace
+ *	numbers it
+ * @secret: proves the holder was given the handle: a MAC, under the pool's
+ *	current key, of the fields above and of the kernel-wide id the policy
+ *	admits (the exporter's user, or the group), which the handle itself
+ *	does not contain
  * @pad: 0
  *
  * Presenting a handle to KFDPOOL_IOC_POOL_IMPORT_HANDLE yields an import fd
  * of the pool, without passing any fd between processes.  Rotating the
  * pool's key (KFDPOOL_IOC_HANDLE_ROTATE) kills every handle given out.
+ *
+ * @uid and @gid say what the exporter chose, in its own numbering; they are
+ * never host ids shown to a container.  Admission goes by identity, not by
+ * number: the importing kernel recomputes the MAC with the caller's own
+ * kernel-wide uid (UID policy) or each of its groups (GID policy), so the
+ * exporter's user is admitted under whatever number its namespace gives it,
+ * and nobody else is, whatever number it has.  Altering any field makes the
+ * import fail (-EACCES, or -EINVAL for a malformed field).
  */
 struct kfdpool_pool_handle {
 	__u8 pool_id[KFDPOOL_ID_LEN];
@@ -165,9 +196,15 @@ struct kfdpool_pool_handle {
 	__u8 pad[16];
 };
 
-/* Who may import a pool handle.  The default (0) is the exporter's uid. */
-#define KFDPOOL_HANDLE_POLICY_UID	0	/* callers with the exporter's euid */
-#define KFDPOOL_HANDLE_POLICY_GID	1	/* callers in group @gid */
+/*
+ * Who may import a pool handle.  The default (0) is the exporter's user.
+ * KFDPOOL_HANDLE_POLICY_ANY makes the 64 bytes a bearer token for the
+ * pool's memory (as GEM flink names were): it is refused (-EPERM, at export
+ * and at import of a handle given out before) unless the administrator
+ * sets the module parameter allow_any_handles.
+ */
+#define KFDPOOL_HANDLE_POLICY_UID	0	/* the exporter's effective user */
+#define KFDPOOL_HANDLE_POLICY_GID	1	/* members of group @gid */
 #define KFDPOOL_HANDLE_POLICY_ANY	2	/* anyone holding the handle */
 
 /**
@@ -176,14 +213,105 @@ struct kfdpool_pool_handle {
  * @flags: in: must be 0
  * @fd: out: a new import fd of the pool
  *
- * Fails with -ENOENT when no pool has that id (or it was destroyed), -EACCES
- * when the secret does not match (rotated, forged) or the caller is not
- * admitted by the policy.
+ * Fails with -EPERM for a KFDPOOL_HANDLE_POLICY_ANY handle while the
+ * module's allow_any_handles is off, -ENOENT when no pool has that id (or
+ * it was destroyed), -EACCES when the secret does not match (rotated,
+ * forged, altered) or the caller is not admitted by the policy.
  */
 struct kfdpool_pool_import_handle {
 	struct kfdpool_pool_handle handle;
 	__u32 flags;
 	__s32 fd;
+};
+
+/**
+ * struct kfdpool_pool_info - one pool as KFDPOOL_IOC_POOL_LIST reports it
+ * @id: the pool's id
+ * @name: the pool's name, NUL-terminated
+ * @limit: bytes the pool may pin, 0 for no limit
+ * @handle_types: KFDPOOL_HANDLE_TYPE_* the pool allows
+ * @owner_pid: pid (in the caller's pid namespace) of the pool's creator, 0
+ *	if not visible there
+ * @uid: euid of the creator, in the caller's user namespace (the overflow
+ *	uid if unmapped there)
+ * @entries: entries, draining ones included
+ * @reserved_bytes: bytes of all entries, draining ones included
+ * @reserved_high: high-water mark of @reserved_bytes
+ * @used_bytes: bytes covered by live export records
+ * @used_high: high-water mark of @used_bytes
+ * @draining_bytes: bytes of unpinned entries that imports keep alive
+ * @imported_bytes: sum over import holders of the bytes of the entries each
+ *	holds
+ * @draining_entries: entries unpinned but still imported
+ * @records: live export records
+ * @import_fds: import-mode files of the pool that are open
+ * @pad: 0
+ *
+ * The figures are those of struct kfdpool_pool_stats, read together under
+ * the pool's lock.
+ */
+struct kfdpool_pool_info {
+	__u8 id[KFDPOOL_ID_LEN];
+	char name[KFDPOOL_NAME_LEN];
+	__u64 limit;
+	__u32 handle_types;
+	__s32 owner_pid;
+	__u32 uid;
+	__u32 entries;
+	__u64 reserved_bytes;
+	__u64 reserved_high;
+	__u64 used_bytes;
+	__u64 used_high;
+	__u64 draining_bytes;
+	__u64 imported_bytes;
+	__u32 draining_entries;
+	__u32 records;
+	__u32 import_fds;
+	__u32 pad;
+};
+
+/* The most elements one KFDPOOL_IOC_POOL_LIST call fills. */
+#define KFDPOOL_POOL_LIST_MAX	256
+
+/* kfdpool_pool_list.scope: which pools the caller is shown. */
+#define KFDPOOL_POOL_LIST_ALL	1	/* every pool (CAP_SYS_ADMIN) */
+#define KFDPOOL_POOL_LIST_OWN	2	/* pools created by the caller's euid */
+
+/**
+ * struct kfdpool_pool_list - list the pools the caller may see, a page at
+ *	a time (on /dev/kfdpool)
+ * @pools: in: user pointer to an array of @count elements of @info_size
+ *	bytes each (struct kfdpool_pool_info); may be 0 when @count is 0
+ * @count: in: elements the array holds, 0..KFDPOOL_POOL_LIST_MAX (else
+ *	-EINVAL); out: elements written
+ * @info_size: in: the size of one element as the caller knows it, at least
+ *	the first version's and at most 4096 (else -EINVAL).  The kernel
+ *	writes min(@info_size, its size) bytes of each element and zeroes the
+ *	rest of it
+ * @flags: in: must be 0
+ * @cursor: in: 0 for the first page, else the previous call's @next_cursor
+ * @next_cursor: out: the cursor of the next page; 0 when no pool the caller
+ *	may see is left after this page
+ * @scope: out: KFDPOOL_POOL_LIST_ALL when the caller has CAP_SYS_ADMIN in
+ *	the initial user namespace (every pool is listed), else
+ *	KFDPOOL_POOL_LIST_OWN (the pools created by the caller's euid)
+ * @pad: must be 0
+ *
+ * Pools are listed in creation order.  A pool that exists from the first
+ * call to the last is listed exactly once; a pool created or destroyed
+ * meanwhile may or may not be.  @count 0 asks only whether any pool is
+ * there (@next_cursor).  Nothing is copied to user space under a lock: a
+ * page is read into the kernel, then copied out (-EFAULT if that fails).
+ */
+struct kfdpool_pool_list {
+	__u64 pools;
+	__u32 count;
+	__u32 info_size;
+	__u32 flags;
+	__u32 scope;
+	__u64 cursor;
+	__u64 next_cursor;
+	__u64 pad;
 };
 
 /* ------------------------------------------------------------------ */
@@ -203,8 +331,9 @@ struct kfdpool_pool_import_handle {
  * @name: out: the pool's name, NUL-terminated
  * @limit: out: bytes the pool may pin, 0 for no limit
  * @handle_types: out: KFDPOOL_HANDLE_TYPE_* the pool allows
- * @owner_pid: out: pid (in the caller's namespace) of the pool's creator,
- *	0 if not visible
+ * @owner_pid: out: pid (in the caller's namespace) of the pool's creator
+ *	while it lives; 0 once it was reaped (its number may then name
+ *	another process) or when it is not visible
  * @reserved_bytes: out: bytes of all entries, draining ones included
  * @reserved_high: out: high-water mark of @reserved_bytes.  High-water marks
  *	record every peak the pool reached, including that of a command the
@@ -264,7 +393,8 @@ struct kfdpool_pool_export {
  * @dmabuf_fd: in: a dma-buf fd (-EBADF if not open, -EINVAL if not a dma-buf)
  * @flags: in: must be 0
  * @cookie: in: opaque to the kernel, returned by imports of the entry
- *	(libkfdpool stores the chunk's address in the exporter)
+ *	(importers may be other users: libkfdpool-hip stores the chunk's
+ *	number in its pool, never an address)
  * @size: out: the dma-buf's size, now charged to the pool
  * @entry_id: out: the new entry's id, never 0
  * @pad: must be 0
@@ -349,7 +479,13 @@ struct kfdpool_revoke {
  * @fd: out: without VALIDATE, a new dma-buf fd of the entry (O_CLOEXEC), and
  *	the entry is counted as imported by this pool fd; with VALIDATE, -1, and
  *	the call fails with -ENXIO unless this pool fd holds an import of the
- *	entry
+ *	entry.  The other outputs are written first, then the fd is received
+ *	(its number written here just before it goes live); when no fd can be
+ *	received (-EMFILE, or a security module's refusal) the import is
+ *	undone, @fd is -1 and the call fails with that error.  (On kernels
+ *	whose receive_fd() cannot write the number first, such as 6.1, the
+ *	number is written right after: a caller that unmaps its own struct
+ *	meanwhile gets -EFAULT and an fd it was not told of.)
  * @offset: out: offset of the pointer in the dma-buf
  * @size: out: bytes the record covers
  * @entry_size: out: size of the entry's dma-buf
@@ -428,7 +564,11 @@ struct kfdpool_batch {
  * @pad: must be 0
  * @handle: out: the handle
  *
- * Fails with -EOPNOTSUPP when the pool lacks KFDPOOL_HANDLE_TYPE_FABRIC.
+ * Fails with -EPERM on an import fd or for KFDPOOL_HANDLE_POLICY_ANY while
+ * the module's allow_any_handles is off, -EINVAL for a bad policy, a gid
+ * given with another policy than GID, or a gid not mapped in the caller's
+ * user namespace, -EOPNOTSUPP when the pool lacks
+ * KFDPOOL_HANDLE_TYPE_FABRIC.
  */
 struct kfdpool_handle_export {
 	__u32 policy;
@@ -452,6 +592,51 @@ struct kfdpool_handle_rotate {
 	__u32 pad;
 };
 
+/**
+ * struct kfdpool_alloc - allocate host memory in the module and pin it as an
+ *	entry (owner fd only)
+ * @size: in: bytes, a non-zero multiple of the page size (else -EINVAL)
+ * @cookie: in: as kfdpool_pin.cookie
+ * @flags: in: must be 0
+ * @fd: out: a dma-buf fd of the new memory (O_RDWR, O_CLOEXEC), installed
+ *	only after everything else was copied back
+ * @entry_id: out: the new entry's id, never 0
+ * @pad: must be 0
+ *
+ * The memory is shmem, zero-filled and allocated in full before the call
+ * returns, in the caller's context: its pages are charged to the caller's
+ * memory cgroup, and a charge or allocation that cannot be met fails the
+ * call with -ENOMEM rather than invoke the OOM killer.  The kfdpool limits
+ * are charged before any page is allocated: -ENOSPC over the pool's limit,
+ * the global limit or the per-pool entry cap, -EDQUOT over the per-user
+ * limit, as for KFDPOOL_IOC_PIN.  -ENOMEM also when @size exceeds the
+ * machine's memory, what the kernel estimates it can make available, or
+ * the memory.max of the caller's cgroup or one of its ancestors.  -EINTR
+ * when a fatal signal arrives while the pages are being allocated.
+ *
+ * The dma-buf is an ordinary exporter (attach, DMA mapping of its pages,
+ * CPU access, vmap).  Its mmap() maps the shmem pages themselves, not
+ * VM_PFNMAP: get_user_pages(), io_uring fixed buffers and GPU host
+ * registration accept the mappings of the allocating process and of every
+ * importer.  A mapping keeps the pages it maps alive on its own (like a
+ * memfd mapping) after the dma-buf and the entry are gone; the kfdpool
+ * limits are returned when the entry is freed, the memory cgroup's charge
+ * when the last page is.  COW (MAP_PRIVATE writable) mappings are refused
+ * (-EINVAL).
+ *
+ * Unpinning, releasing and importing the entry work as for a pinned
+ * dma-buf.  Available when KFDPOOL_FEATURE_HOST_ALLOC is reported.
+ */
+struct kfdpool_alloc {
+	__u64 size;
+	__u64 cookie;
+	__u32 flags;
+	__s32 fd;
+	__u32 entry_id;
+	__u32 pad;
+};
+
+/* See the ABI rules at the top: 0xB9 is free in Linux 6.12's table. */
 #define KFDPOOL_IOC_MAGIC	0xB9
 
 /* On /dev/kfdpool */
@@ -461,6 +646,8 @@ struct kfdpool_handle_rotate {
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x01, struct kfdpool_pool_create)
 #define KFDPOOL_IOC_POOL_IMPORT_HANDLE \
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x02, struct kfdpool_pool_import_handle)
+#define KFDPOOL_IOC_POOL_LIST \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x03, struct kfdpool_pool_list)
 
 /* On pool fds */
 #define KFDPOOL_IOC_POOL_STATS \
@@ -491,6 +678,8 @@ struct kfdpool_handle_rotate {
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x1c, struct kfdpool_handle_export)
 #define KFDPOOL_IOC_HANDLE_ROTATE \
 	_IOW(KFDPOOL_IOC_MAGIC, 0x1d, struct kfdpool_handle_rotate)
+#define KFDPOOL_IOC_ALLOC \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x1e, struct kfdpool_alloc)
 
 /* ------------------------------------------------------------------ */
 /* io_uring passthrough on pool fds                                   */
@@ -514,7 +703,24 @@ struct kfdpool_handle_rotate {
  *
  * Owner-only commands from an import fd complete with -EPERM, unknown
  * cmd_op with -ENOTTY, a ring without SQE128 with -EINVAL.  Padding and
- * unknown flags must be zero as for the ioctls.
+ * unknown flags must be zero as for the ioctls.  Payloads are size-versioned
+ * like ioctl structs: the size in cmd_op is the caller's struct size (at
+ * most 80); bytes of the 80 past it must be zero (-EINVAL), and a struct
+ * larger than the kernel's may only add zero bytes (-E2BIG).
+ *
+ * The payload's lifetime: the kernel reads a command's payload once, when
+ * it first calls the module for it, and never again; the module never asks
+ * io_uring to call it again (-EAGAIN).  Commands issued inline run to
+ * completion there, sleeping on the pool's lock and faulting user pages as
+ * the ioctls do, vectored batches included; IOSQE_ASYNC moves a command to
+ * io_uring's workers.  After io_uring_enter() returned, a slot may be
+ * refilled while its command is in flight, with one exception that is
+ * io_uring's, not kfdpool's: on kernels whose io_uring hands a linked
+ * command (or the head of a link left open at the end of a submission) a
+ * pointer into the SQ ring instead of a copy (Debian's 6.12.117 does;
+ * 6.1 copies), the module's first call for that command happens when the
+ * link reaches it and reads whatever the slot holds then.  Leave such
+ * slots alone until the link completed, or use IOSQE_ASYNC.
  */
 
 /**

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * share_pool: two processes share a memory pool through HIP's mempool IPC
- * API, as a HIP program would, linked against libkfdpool alone.
+ * API, as a HIP program would.  Built four ways (make examples):
+ *   share_pool          kfdpool's own HIP declarations, -lkfdpool-hip
+ *   share_pool-hiphdr   HIP's headers, -lkfdpool-hip (no HIP runtime)
+ *   share_pool-hiprt    HIP's headers, -lkfdpool-hip -lamdhip64: kfdpool
+ *                       first, HIP's runtime beside it
+ *   share_pool-preload  HIP's headers, -lamdhip64 alone: run it with
+ *                       LD_PRELOAD=libkfdpool-hip.so.1
+ * The last two (SHARE_POOL_WITH_RUNTIME) also ask the runtime for its
+ * devices and say where the mempool calls go.
  *
  * The exporter creates a host pool that may be shared as a POSIX fd,
  * allocates a few buffers of different sizes, writes a message and a
@@ -13,6 +21,7 @@
  *
  *   share_pool [N]   N buffers (default 8)
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +32,11 @@
 #include <unistd.h>
 
 #include <kfdpool_hip.h>
+
+/* kfdpool's extensions, where the process has them: not linked into
+ * share_pool-preload, which gets them from the preloaded library. */
+#pragma weak kfdpoolMemPoolGetStats
+#pragma weak kfdpoolMemPoolBackend
 
 #define CHECK(call) do { \
 	hipError_t e_ = (call); \
@@ -138,6 +152,8 @@ static void print_accounting(hipMemPool_t pool)
 		CHECK(hipMemPoolGetAttribute(pool, attrs[i].a, &v));
 		mib(attrs[i].name, v);
 	}
+	if (!kfdpoolMemPoolGetStats)
+		return;
 	CHECK(kfdpoolMemPoolGetStats(pool, &st));
 	printf("  [%s] kernel's view of pool \"%s\" (this fd is %s):\n", who,
 	       st.name, st.mode == KFDPOOL_MODE_OWNER ? "the owner" : "an import");
@@ -226,6 +242,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef SHARE_POOL_WITH_RUNTIME
+	{
+		/* What a HIP program does first: ask the runtime. */
+		hipError_t e = hipGetDeviceCount(&i);
+		Dl_info rt, mp;
+
+		if (!dladdr((void *)hipGetDeviceCount, &rt))
+			rt.dli_fname = "?";
+		if (!dladdr((void *)hipMemPoolCreate, &mp))
+			mp.dli_fname = "?";
+		printf("  HIP runtime %s: hipGetDeviceCount: %s (%d GPUs)\n",
+		       rt.dli_fname, hipGetErrorName(e), e ? 0 : i);
+		printf("  hipMemPool* calls go to %s\n", mp.dli_fname);
+	}
+#endif
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		perror("socketpair");
 		return 1;
@@ -248,7 +279,8 @@ int main(int argc, char **argv)
 	props.location.id = 0;
 	CHECK(hipMemPoolCreate(&pool, &props));
 	printf("  [exporter] pid %d created a host pool (chunks from %s)\n",
-	       (int)getpid(), kfdpoolMemPoolBackend(pool));
+	       (int)getpid(), kfdpoolMemPoolBackend ?
+	       kfdpoolMemPoolBackend(pool) : "?");
 
 	data = calloc(n, sizeof(*data));
 	sizes = calloc(n, sizeof(*sizes));

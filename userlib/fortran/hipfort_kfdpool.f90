@@ -1,11 +1,11 @@
 ! SPDX-License-Identifier: MIT
 !
-! hipfort_kfdpool: Fortran interfaces to libkfdpool's HIP memory pool API.
+! hipfort_kfdpool: Fortran interfaces to libkfdpool-hip's HIP memory pool API.
 !
 ! The procedure names, dummy argument names, kinds and value/reference
 ! conventions are hipfort's, so Fortran code written against hipfort's
 ! mempool interfaces compiles unchanged against this module and links
-! against libkfdpool:
+! against libkfdpool-hip:
 !
 !   - opaque handles (hipMemPool_t, hipStream_t) and plain pointers (void *)
 !     are type(c_ptr), value;
@@ -29,9 +29,9 @@
 ! reserved(64).  Its components default to zero, as the library requires of
 ! the reserved bytes.
 !
-! The kfdpool* procedures at the end are libkfdpool's batch extensions.
+! The kfdpool* procedures at the end are libkfdpool-hip's batch extensions.
 ! The module has interfaces, types and constants only: using it needs the
-! .mod file and -lkfdpool, no Fortran object or library of its own.
+! .mod file and -lkfdpool-hip, no Fortran object or library of its own.
 module hipfort_kfdpool
   use iso_c_binding
   implicit none
@@ -302,7 +302,7 @@ module hipfort_kfdpool
 
   interface
 
-    ! ---- libkfdpool batch extensions ----
+    ! ---- libkfdpool-hip batch extensions ----
 
     ! Export count pointers at once; results(i) gets each one's hipError_t.
     function kfdpoolExportPointers(export_data, dev_ptrs, count, results) &

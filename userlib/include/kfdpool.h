@@ -31,6 +31,16 @@ int kfdpool_open(void);
 int kfdpool_query(int ctl_fd, struct kfdpool_query *q);
 
 /*
+ * The library's own control fd of /dev/kfdpool, shared by everything in
+ * the process that uses it (the batch calls, libkfdpool-hip): opened on
+ * first use (O_CLOEXEC) and kept for the life of the process; never close
+ * it.  The module's QUERY result, read once, is copied to @q when not
+ * NULL.  Returns the fd, or -errno when /dev/kfdpool cannot be opened (the
+ * next call tries again).
+ */
+int kfdpool_ctl(struct kfdpool_query *q);
+
+/*
  * Create a pool.  @name may be NULL (empty).  Returns the owner fd; the
  * pool's id is written to @id when not NULL.
  */
@@ -45,12 +55,32 @@ int kfdpool_pool_import_handle(int ctl_fd,
 int kfdpool_pool_stats(int pool_fd, uint32_t flags,
 		       struct kfdpool_pool_stats *st);
 
+/*
+ * The pools the caller may see (every pool with CAP_SYS_ADMIN, else those
+ * of its euid), a page at a time: up to @count (at most
+ * KFDPOOL_POOL_LIST_MAX per call) into @pools from *@cursor on, 0 for the
+ * first page.  *@cursor gets the next page's cursor, 0 after the last;
+ * *@scope (may be NULL) KFDPOOL_POOL_LIST_ALL or _OWN.  Returns how many
+ * were written.
+ */
+int kfdpool_pool_list(int ctl_fd, struct kfdpool_pool_info *pools,
+		      uint32_t count, uint64_t *cursor, uint32_t *scope);
+
 /* A new import fd of the pool (owner fd only).  Returns the fd. */
 int kfdpool_pool_export(int pool_fd);
 
 /* Pin a dma-buf.  @size and @entry_id may be NULL. */
 int kfdpool_pin(int pool_fd, int dmabuf_fd, uint64_t cookie, uint64_t *size,
 		uint32_t *entry_id);
+
+/*
+ * Allocate @size bytes (a page multiple) of host memory in the module and
+ * pin it as an entry (KFDPOOL_IOC_ALLOC, when the module reports
+ * KFDPOOL_FEATURE_HOST_ALLOC).  Returns the new dma-buf fd (O_CLOEXEC);
+ * @entry_id may be NULL.
+ */
+int kfdpool_alloc(int pool_fd, uint64_t size, uint64_t cookie,
+		  uint32_t *entry_id);
 
 /* Unpin an entry.  @revoked and @draining may be NULL. */
 int kfdpool_unpin(int pool_fd, uint32_t entry_id, uint32_t *revoked,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "pool/arena.h"
 #include "kselftest_harness.h"
 
 #define ARENA (2u << 20)

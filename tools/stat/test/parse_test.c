@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Native unit test of kfdpool-stat's parsers on sample text in exactly the
- * formats the module writes, plus the malformed and future cases.  TAP out.
+ * Native unit test of kfdpool-stat's fdinfo parser on sample text in
+ * exactly the format the module writes (plus malformed and future cases),
+ * of its pool model, its grouping of fds into open files and its JSON
+ * document (json-c reads it back).  TAP out.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "stat_parse.h"
+#include <json-c/json.h>
+
+#include "stat.h"
 
 static int n, failed;
 
@@ -41,7 +46,8 @@ static const char owner_fdinfo[] =
 	"kfdpool-import-fds:\t2\n"
 	"kfdpool-imported:\t10485760\n"
 	"kfdpool-fd-imported:\t0\n"
-	"kfdpool-fd-imports:\t0\n";
+	"kfdpool-fd-imports:\t0\n"
+	"kfdpool-file-id:\t41\n";
 
 static const char import_fdinfo_future[] =
 	"pos:\t0\n"
@@ -53,21 +59,160 @@ static const char import_fdinfo_future[] =
 	"kfdpool-fd-imported:\t0x600000\n"
 	"unrelated-driver-key:\t7\n";
 
-static const char pools_text[] =
-	"# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported\n"
-	"00112233445566778899aabbccddeeff demo-pool 4242 1000 1073741824 8388608 12582912 4194304 6291456 2097152 3 17 2 10485760\n"
-	"ffeeddccbbaa99887766554433221100 - 77 0 0 0 0 0 0 0 0 0 0 0 extra future fields\n"
-	"\n"
-	"not-a-pool-line 1 2 3\n"
-	"00112233445566778899aabbccddeefX x 1 1 1 1 1 1 1 1 1 1 1 1\n"
-	"00112233445566778899aabbccddeeff short 1 2\n";
+/* The field @key of JSON object @o, or NULL. */
+static json_object *field(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static int is_utf8(const char *s)
+{
+	size_t len = 3 * strlen(s) + 1;	/* room for every byte replaced */
+	char *buf = malloc(len);
+	int ok;
+
+	if (!buf)
+		return 0;
+	kps_utf8_clean(s, buf, len);
+	ok = !strcmp(buf, s);
+	free(buf);
+	return ok;
+}
+
+/* Holders: pid 100 fd 4 (owner), pids 200 and 201 fd 7 (one import file,
+ * forked), pid 200 fd 9 (another import file of the same pool). */
+static void json_checks(void)
+{
+	static const char id[] = "00112233445566778899aabbccddeeff";
+	struct kps_holder h[4];
+	struct kps_pool pool;
+	struct kfdpool_pool_info info;
+	struct kps_snapshot s;
+	struct kps_opts o = { .device = "/dev/kfdpool" };
+	json_object *doc, *pools, *p, *files, *f, *fds;
+	char *line;
+	size_t i;
+
+	memset(&s, 0, sizeof(s));
+	memset(h, 0, sizeof(h));
+	memset(&info, 0, sizeof(info));
+	for (i = 0; i < 16; i++)
+		info.id[i] = (unsigned char)(i * 0x11);
+	memcpy(info.name, "demo", 5);
+	info.owner_pid = 100;
+	info.uid = 1000;
+	info.reserved_bytes = 8388608;
+	info.imported_bytes = 4194304;
+	info.import_fds = 2;
+	kps_pool_from_info(&info, &pool);
+	check(!strcmp(pool.id, id) && !strcmp(pool.name, "demo") && pool.uid_known &&
+	      pool.uid == 1000 && pool.reserved == 8388608 && pool.import_fds == 2,
+	      "pool from POOL_LIST's info");
+	s.pools = &pool;
+	s.npools = 1;
+	s.source = KPS_SOURCE_IOCTL;
+	s.scope = KFDPOOL_POOL_LIST_ALL;
+
+	h[0].pid = 100; h[0].fd = 4; strcpy(h[0].comm, "exporter");
+	h[0].fi.mode = KFDPOOL_MODE_OWNER; h[0].fi.file_id = 40;
+	h[1].pid = 200; h[1].fd = 7; strcpy(h[1].comm, "imp\xc3\xa4\xc3");	/* cut UTF-8 */
+	h[1].fi.mode = KFDPOOL_MODE_IMPORT; h[1].fi.file_id = 41;
+	h[1].fi.fd_imports = 1; h[1].fi.fd_imported = 2097152;
+	h[2] = h[1];
+	h[2].pid = 201; strcpy(h[2].comm, "child\t\x01\"q\\");
+	h[3] = h[1];
+	h[3].fd = 9; h[3].fi.file_id = 42;
+	for (i = 0; i < 4; i++)
+		memcpy(h[i].fi.id, id, sizeof(h[i].fi.id));
+	s.holders = h;
+	s.nholders = 4;
+	check(kps_group_files(&s) == 0 && s.nfiles == 3, "4 fds are 3 open files");
+	check(s.files[1].nholders == 2 && h[1].file == h[2].file && h[3].file != h[1].file,
+	      "the forked child's fd is the parent's open file");
+	snprintf(s.notes[0], sizeof(s.notes[0]), "bad \xff byte");
+	s.nnotes = 1;
+
+	line = kps_json(&s, &o, 1234);
+	check(line && strchr(line, '\n') == line + strlen(line) - 1,
+	      "one document, one line (NDJSON)");
+	check(line && is_utf8(line), "the document is valid UTF-8");
+	doc = line ? json_tokener_parse(line) : NULL;
+	check(doc != NULL, "json-c parses it back");
+	if (!doc) {
+		free(line);
+		return;
+	}
+	check(json_object_get_int(field(doc, "version")) == 2 &&
+	      !strcmp(json_object_get_string(field(doc, "source")), "ioctl") &&
+	      !strcmp(json_object_get_string(field(doc, "scope")), "all"),
+	      "version, source, scope");
+	pools = field(doc, "pools");
+	p = json_object_array_get_idx(pools, 0);
+	check(json_object_array_length(pools) == 1 &&
+	      !strcmp(json_object_get_string(field(p, "id")), id) &&
+	      json_object_get_uint64(field(p, "reserved")) == 8388608 &&
+	      json_object_get_uint64(field(p, "uid")) == 1000,
+	      "pool figures");
+	files = field(p, "files");
+	check(json_object_array_length(files) == 3, "three open files in the pool");
+	f = json_object_array_get_idx(files, 1);
+	check(json_object_get_uint64(field(f, "file_id")) == 41 &&
+	      !strcmp(json_object_get_string(field(f, "mode")), "import") &&
+	      json_object_array_length(field(f, "holders")) == 2 &&
+	      json_object_get_uint64(field(f, "imported")) == 2097152,
+	      "the shared import file: counted once, two holders");
+	check(!strcmp(json_object_get_string(field(json_object_array_get_idx(
+			field(f, "holders"), 0), "comm")), "imp\xc3\xa4\xef\xbf\xbd"),
+	      "a comm cut inside a UTF-8 sequence ends in U+FFFD");
+	check(!strcmp(json_object_get_string(field(json_object_array_get_idx(
+			field(f, "holders"), 1), "comm")), "child\t\x01\"q\\"),
+	      "control characters, quote and backslash round-trip");
+	fds = field(doc, "fds");
+	check(json_object_array_length(fds) == 4 &&
+	      json_object_get_uint64(field(json_object_array_get_idx(fds, 2),
+					   "file_holders")) == 2,
+	      "per-fd list: each fd says how many fds share its file");
+	check(!strcmp(json_object_get_string(json_object_array_get_idx(
+			field(doc, "notes"), 0)), "bad \xef\xbf\xbd byte"),
+	      "notes made valid UTF-8");
+	json_object_put(doc);
+	free(line);
+
+	/* An fd without a file id (older module) stands alone. */
+	for (i = 0; i < s.nfiles; i++)
+		free(s.files[i].holders);
+	free(s.files);
+	h[2].fi.file_id = h[1].fi.file_id = 0;
+	check(kps_group_files(&s) == 0 && s.nfiles == 4,
+	      "without file ids every fd is its own file");
+	for (i = 0; i < s.nfiles; i++)
+		free(s.files[i].holders);
+	free(s.files);
+}
+
+static void text_checks(void)
+{
+	char buf[64];
+
+	kps_utf8_clean("plain", buf, sizeof(buf));
+	check(!strcmp(buf, "plain"), "ASCII unchanged");
+	kps_utf8_clean("\xe2\x82\xac \xf0\x9f\x98\x80", buf, sizeof(buf));
+	check(!strcmp(buf, "\xe2\x82\xac \xf0\x9f\x98\x80"), "3- and 4-byte UTF-8 kept");
+	kps_utf8_clean("\xc0\xaf\xed\xa0\x80\xf5", buf, sizeof(buf));
+	check(!strcmp(buf, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"),
+	      "overlong, surrogate and out-of-range bytes replaced one by one");
+	kps_utf8_clean("\xe2\x82\xac\xe2\x82\xac", buf, 5);
+	check(!strcmp(buf, "\xe2\x82\xac"), "truncation never splits a sequence");
+	kps_printable("a\033[2Jb\xc3\xa4", buf, sizeof(buf));
+	check(!strcmp(buf, "a?[2Jb??"), "escape sequences and non-ASCII not sent to a terminal");
+}
 
 int main(void)
 {
 	struct kps_fdinfo fi;
-	struct kps_pool pools[4];
 	char buf[KPS_SIZE_LEN];
-	size_t np, bad;
 	int r;
 
 	printf("TAP version 13\n");
@@ -84,7 +229,7 @@ int main(void)
 	      "reserved/used current and high, draining");
 	check(fi.entries == 3 && fi.draining_entries == 1 && fi.records == 17 &&
 	      fi.import_fds == 2 && fi.imported == 10485760, "counts and imported");
-	check(fi.seen == (1u << 18) - 1, "all 18 keys seen");
+	check(fi.seen == (1u << 19) - 1, "all 19 keys seen");
 
 	r = kps_parse_fdinfo(import_fdinfo_future, &fi);
 	check(r == 1 && fi.mode == KFDPOOL_MODE_IMPORT, "import fdinfo with unknown keys");
@@ -108,20 +253,11 @@ int main(void)
 	check(kps_parse_fdinfo("kfdpool-id:\t00112233445566778899aabbccddeeff\n"
 			       "kfdpool-used:\t-1\n", &fi) == -1, "negative size reported");
 
-	np = kps_parse_pools(pools_text, pools, 4, &bad);
-	check(np == 2 && bad == 3, "two pools, three bad lines");
-	check(!strcmp(pools[0].name, "demo-pool") && pools[0].owner_pid == 4242 &&
-	      pools[0].uid == 1000 && pools[0].limit == 1073741824, "pool 0 identity");
-	check(pools[0].reserved == 8388608 && pools[0].reserved_high == 12582912 &&
-	      pools[0].used == 4194304 && pools[0].used_high == 6291456 &&
-	      pools[0].draining == 2097152 && pools[0].entries == 3 &&
-	      pools[0].records == 17 && pools[0].import_fds == 2 &&
-	      pools[0].imported == 10485760, "pool 0 figures");
-	check(pools[1].name[0] == '\0' && pools[1].owner_pid == 77, "'-' is the empty name");
-	np = kps_parse_pools(pools_text, pools, 1, &bad);
-	check(np == 2, "count beyond max reported");
-	np = kps_parse_pools("# header only\n", pools, 4, &bad);
-	check(np == 0 && bad == 0, "no pools");
+	r = kps_parse_fdinfo(owner_fdinfo, &fi);
+	check(r == 1 && fi.file_id == 41 && (fi.seen & KPS_F_FILE_ID), "file id");
+
+	json_checks();
+	text_checks();
 
 	check(!strcmp(kps_size(0, buf), "0 B"), "size 0");
 	check(!strcmp(kps_size(1023, buf), "1023 B"), "size 1023");

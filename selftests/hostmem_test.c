@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KFDPOOL_IOC_ALLOC: host memory from the module.  Every field and flag
+ * with a bad value; the entry it makes (stats, records, imports, cookies);
+ * clean failures (larger than memory, over the pool, user and global
+ * limits and the entry cap) with no OOM killer; the fd handed out last
+ * (a faulting copy back, EMFILE); every reference released on close, kill
+ * and module unload.  Mappings: hostmem_map_test; memory cgroups:
+ * hostmem_memcg_test; the library: lib_hostmem_test.
+ */
+#include <sys/resource.h>
+#include <signal.h>
+
+#include "kselftest_harness.h"
+#include "hostmem_util.h"
+
+#define SZ	(1u << 20)
+
+FIXTURE(alloc) {
+	int pool, imp, baseline, oom;
+	struct kfdpool_query q0;
+};
+
+FIXTURE_SETUP(alloc)
+{
+	self->pool = self->imp = -1;
+	if (access(KFD_DEV, F_OK))
+		SKIP(return, "no /dev/kfdpool");
+	if (!hm_supported())
+		SKIP(return, "the module has no KFDPOOL_IOC_ALLOC");
+	self->baseline = kfd_dmabuf_count_now();
+	self->oom = hm_oom_lines();
+	ASSERT_EQ(0, kfd_query(&self->q0));
+	self->pool = kfd_pool_new("hostmem_test");
+	ASSERT_LE(0, self->pool);
+	self->imp = kfd_pool_export(self->pool);
+	ASSERT_LE(0, self->imp);
+}
+
+FIXTURE_TEARDOWN(alloc)
+{
+	struct kfdpool_query q;
+
+	if (self->imp >= 0)
+		close(self->imp);
+	if (self->pool >= 0)
+		close(self->pool);
+	if (self->baseline >= 0)
+		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+	/* Every charge returned, and nobody was OOM-killed. */
+	if (!kfd_query(&q)) {
+		EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
+		EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
+	}
+	if (self->oom >= 0)
+		EXPECT_EQ(self->oom, hm_oom_lines());
+}
+
+TEST_F(alloc, basic)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_alloc a = {};
+	unsigned char *p;
+	size_t i;
+	int n0 = kfd_dmabuf_count_now();
+
+	a.size = SZ;
+	a.cookie = 0x1234;
+	a.fd = 77;		/* outputs are not inputs */
+	a.entry_id = 77;
+	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_ALLOC, &a));
+	EXPECT_LE(0, a.fd);
+	EXPECT_NE(0, a.entry_id);
+	EXPECT_TRUE(kfd_cloexec(a.fd));
+	EXPECT_EQ(SZ, kfd_dmabuf_size(a.fd));
+	EXPECT_EQ(O_RDWR, fcntl(a.fd, F_GETFL) & O_ACCMODE);
+	if (n0 >= 0)
+		EXPECT_EQ(n0 + 1, kfd_dmabuf_count_now());
+
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(SZ, st.reserved_bytes);
+	EXPECT_EQ(SZ, st.reserved_high);
+	EXPECT_EQ(1, st.entries);
+
+	/* Zero-filled, writable, and the same bytes through another map. */
+	p = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < SZ && !p[i]; i++)
+		;
+	EXPECT_EQ(SZ, i);
+	hm_fill(p, SZ, 7);
+	munmap(p, SZ);
+	EXPECT_EQ(1, kfd_dmabuf_check(a.fd, SZ, 7, 0, SZ));
+
+	/* The pin holds it after the fd closes; the unpin frees it. */
+	close(a.fd);
+	if (n0 >= 0)
+		EXPECT_EQ(n0 + 1, kfd_dmabuf_count(n0 + 1));
+	EXPECT_EQ(0, kfd_unpin(self->pool, a.entry_id, NULL));
+	if (n0 >= 0)
+		EXPECT_EQ(n0, kfd_dmabuf_count(n0));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(0, st.reserved_bytes);
+	EXPECT_EQ(0, st.entries);
+}
+
+/* The dma-buf's exporter is kfdpool, as bufinfo shows it. */
+TEST_F(alloc, bufinfo_names_the_exporter)
+{
+	char line[512];
+	int fd, found = 0;
+	FILE *f;
+
+	fd = hm_alloc(self->pool, SZ, 0, NULL);
+	ASSERT_LE(0, fd);
+	f = fopen(KFD_BUFINFO, "re");
+	if (!f) {
+		close(fd);
+		SKIP(return, "no %s", KFD_BUFINFO);
+	}
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "kfdpool"))
+			found++;
+	fclose(f);
+	EXPECT_LE(1, found);
+	close(fd);
+}
+
+TEST_F(alloc, bad_values)
+{
+	struct { struct kfdpool_alloc a; __u64 tail[2]; } big = {};
+	struct kfdpool_pool_stats st;
+	struct kfdpool_alloc a;
+	unsigned int bit;
+	int fd, ctl;
+	__u64 sizes[] = { 0, 1, 4095, 4097, SZ + 1, SZ - 4096 + 1,
+			  ~0ULL, 1ULL << 63 | 1 };
+	size_t i;
+
+	for (bit = 0; bit < 32; bit++) {
+		memset(&a, 0, sizeof(a));
+		a.size = SZ;
+		a.flags = 1u << bit;
+		EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_ALLOC, &a))
+			TH_LOG("flags bit %u", bit);
+	}
+	for (bit = 0; bit < 32; bit++) {
+		memset(&a, 0, sizeof(a));
+		a.size = SZ;
+		a.pad = 1u << bit;
+		EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_ALLOC, &a))
+			TH_LOG("pad bit %u", bit);
+	}
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizes[i];
+		EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_ALLOC, &a))
+			TH_LOG("size %llu", (unsigned long long)sizes[i]);
+	}
+	/* Any cookie is fine: it is the caller's. */
+	fd = hm_alloc(self->pool, 4096, ~0ULL, NULL);
+	EXPECT_LE(0, fd);
+	close(fd);
+
+	/* An import fd may not allocate; nor may the control fd. */
+	memset(&a, 0, sizeof(a));
+	a.size = SZ;
+	EXPECT_EQ(-EPERM, kfd_ioctl(self->imp, KFDPOOL_IOC_ALLOC, &a));
+	ctl = kfd_open();
+	ASSERT_LE(0, ctl);
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(ctl, KFDPOOL_IOC_ALLOC, &a));
+	close(ctl);
+	/* Size-versioned: shorter than the first version is refused, a
+	 * write-only or read-only form of the number is not ours. */
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool,
+				     _IOC(_IOC_READ | _IOC_WRITE,
+					  KFDPOOL_IOC_MAGIC, 0x1e, 16), &a));
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
+				     _IOW(KFDPOOL_IOC_MAGIC, 0x1e,
+					  struct kfdpool_alloc), &a));
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool,
+				     _IOR(KFDPOOL_IOC_MAGIC, 0x1e,
+					  struct kfdpool_alloc), &a));
+	/* A longer struct with a zero tail is the same call. */
+	big.a.size = 4096;
+	ASSERT_EQ(0, kfd_ioctl(self->pool,
+			       _IOC(_IOC_READ | _IOC_WRITE, KFDPOOL_IOC_MAGIC,
+				    0x1e, sizeof(big)), &big));
+	EXPECT_LE(0, big.a.fd);
+	EXPECT_EQ(0, big.tail[0]);
+	close(big.a.fd);
+	/* Nothing failed was charged. */
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(2 * 4096, st.reserved_bytes);
+	EXPECT_EQ(2, st.entries);
+}
+
+/* An entry like a pin's: records, imports, cookies, unpin, draining. */
+TEST_F(alloc, entry_exports_and_imports)
+{
+	struct kfdpool_import imp;
+	struct kfdpool_record rec;
+	struct stat s1, s2;
+	__u32 entry, draining = 9;
+	int fd, p2;
+
+	fd = hm_alloc(self->pool, SZ, 0xc00c1e, &entry);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kfd_dmabuf_fill(fd, SZ, 3));
+	ASSERT_EQ(0, kfd_export(self->pool, entry, 4096, 8192, &rec));
+	ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, &imp));
+	EXPECT_EQ(0xc00c1e, imp.cookie);
+	EXPECT_EQ(SZ, imp.entry_size);
+	EXPECT_EQ(4096, imp.offset);
+	/* The importer's fd is the same dma-buf. */
+	ASSERT_EQ(0, fstat(fd, &s1));
+	ASSERT_EQ(0, fstat(imp.fd, &s2));
+	EXPECT_EQ(s1.st_ino, s2.st_ino);
+	EXPECT_EQ(1, kfd_dmabuf_check(imp.fd, SZ, 3, 0, SZ));
+
+	/* The same dma-buf may not be pinned again here, may elsewhere. */
+	EXPECT_EQ(-EEXIST, kfd_pin(self->pool, fd, 0));
+	p2 = kfd_pool_new("hostmem_other");
+	ASSERT_LE(0, p2);
+	EXPECT_LT(0, kfd_pin(p2, fd, 0));
+	close(p2);
+
+	/* Unpinned while imported: draining, still readable. */
+	close(fd);
+	ASSERT_EQ(0, kfd_unpin(self->pool, entry, &draining));
+	EXPECT_EQ(1, draining);
+	EXPECT_EQ(-ENOENT, kfd_import(self->imp, &rec, 0, NULL));
+	EXPECT_EQ(1, kfd_dmabuf_check(imp.fd, SZ, 3, 0, SZ));
+	EXPECT_EQ(0, kfd_release(self->imp, entry));
+	close(imp.fd);
+}
+
+/* Larger than the machine: -ENOMEM at once, nothing allocated. */
+TEST_F(alloc, larger_than_memory)
+{
+	unsigned long long ram = hm_total_ram();
+	__u64 sizes[4];
+	long long shmem0 = hm_meminfo("Shmem");
+	size_t i;
+	int fd;
+
+	ASSERT_LT(0, ram);
+	sizes[0] = (ram + (1ULL << 30)) & ~4095ULL;	/* RAM + 1 GiB */
+	sizes[1] = 1ULL << 50;				/* 1 PiB */
+	sizes[2] = ~0ULL & ~4095ULL;
+	sizes[3] = ram & ~4095ULL;			/* all of it */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		EXPECT_EQ(-ENOMEM, hm_alloc(self->pool, sizes[i], 0, NULL))
+			TH_LOG("%llu bytes", (unsigned long long)sizes[i]);
+	}
+	/* No page stayed behind. */
+	EXPECT_GE(shmem0 + 1024, hm_meminfo("Shmem"));
+	/* A sane one still works. */
+	fd = hm_alloc(self->pool, SZ, 0, NULL);
+	EXPECT_LE(0, fd);
+	close(fd);
+}
+
+/*
+ * Limits are charged before any page: over a limit is -ENOSPC or -EDQUOT
+ * even for more than the machine has (which would otherwise be -ENOMEM).
+ */
+TEST_F(alloc, pool_limit)
+{
+	__u64 huge = (hm_total_ram() * 3 / 2) & ~4095ULL;
+	struct kfdpool_pool_stats st;
+	int ctl, pool, fd;
+	__u32 e;
+
+	ctl = kfd_open();
+	ASSERT_LE(0, ctl);
+	pool = kfd_pool_create(ctl, 8 * SZ, "hostmem_limit",
+			       KFDPOOL_HANDLE_TYPE_FD, NULL);
+	close(ctl);
+	ASSERT_LE(0, pool);
+	EXPECT_EQ(-ENOSPC, hm_alloc(pool, huge, 0, NULL));
+	EXPECT_EQ(-ENOSPC, hm_alloc(pool, 9 * SZ, 0, NULL));
+	fd = hm_alloc(pool, 6 * SZ, 0, &e);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(-ENOSPC, hm_alloc(pool, 3 * SZ, 0, NULL));
+	/* A pin counts against the same limit. */
+	fd = kfd_dmabuf_new(3 * SZ);
+	if (fd >= 0) {
+		EXPECT_EQ(-ENOSPC, kfd_pin(pool, fd, 0));
+		close(fd);
+	}
+	fd = hm_alloc(pool, 2 * SZ, 0, NULL);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, kfd_stats(pool, &st));
+	EXPECT_EQ(8 * SZ, st.reserved_bytes);
+	EXPECT_EQ(2, st.entries);
+	/* Room again after an unpin. */
+	ASSERT_EQ(0, kfd_unpin(pool, e, NULL));
+	fd = hm_alloc(pool, 6 * SZ, 0, NULL);
+	EXPECT_LE(0, fd);
+	close(fd);
+	close(pool);
+}
+
+static void limit_case(struct __test_metadata *_metadata, int pool,
+		       const char *param, long long limit_add, int err,
+		       const struct kfdpool_query *q0)
+{
+	__u64 huge = (hm_total_ram() * 3 / 2) & ~4095ULL;
+	long long old = kfd_param_get(param);
+	__u64 base = !strcmp(param, "user_limit") ? q0->user_pinned :
+		     q0->global_pinned;
+	int fd;
+
+	ASSERT_LE(0, old);
+	ASSERT_EQ(0, kfd_param_set(param, base + limit_add));
+	EXPECT_EQ(err, hm_alloc(pool, huge, 0, NULL));
+	EXPECT_EQ(err, hm_alloc(pool, limit_add + 4096, 0, NULL));
+	fd = hm_alloc(pool, limit_add / 2, 0, NULL);
+	EXPECT_LE(0, fd);
+	EXPECT_EQ(err, hm_alloc(pool, limit_add / 2 + 4096, 0, NULL));
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, kfd_param_set(param, old));
+}
+
+TEST_F(alloc, user_limit)
+{
+	if (kfd_param_get("user_limit") < 0)
+		SKIP(return, "no module parameters");
+	limit_case(_metadata, self->pool, "user_limit", 8 * SZ, -EDQUOT,
+		   &self->q0);
+}
+
+TEST_F(alloc, global_limit)
+{
+	if (kfd_param_get("global_limit") < 0)
+		SKIP(return, "no module parameters");
+	limit_case(_metadata, self->pool, "global_limit", 8 * SZ, -ENOSPC,
+		   &self->q0);
+}
+
+TEST_F(alloc, max_entries)
+{
+	long long old = kfd_param_get("max_entries");
+	int a, b;
+
+	if (old < 0)
+		SKIP(return, "no module parameters");
+	ASSERT_EQ(0, kfd_param_set("max_entries", 2));
+	a = hm_alloc(self->pool, 4096, 0, NULL);
+	b = hm_alloc(self->pool, 4096, 0, NULL);
+	EXPECT_LE(0, a);
+	EXPECT_LE(0, b);
+	EXPECT_EQ(-ENOSPC, hm_alloc(self->pool, 4096, 0, NULL));
+	EXPECT_EQ(0, kfd_param_set("max_entries", old));
+	close(a);
+	close(b);
+}
+
+/* The fd goes live only after the copy back: a read-only struct. */
+TEST_F(alloc, copy_back_fault_leaves_nothing)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_alloc *a;
+	long page = kfd_page_size();
+	int fds_before, fd;
+
+	a = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, a);
+	memset(a, 0, sizeof(*a));
+	a->size = SZ;
+	ASSERT_EQ(0, mprotect(a, page, PROT_READ));
+	fd = dup(0);
+	close(fd);
+	fds_before = fd;	/* the lowest free fd */
+	EXPECT_EQ(-EFAULT, kfd_ioctl(self->pool, KFDPOOL_IOC_ALLOC, a));
+	/* The reserved fd number was given back, nothing was installed. */
+	fd = dup(0);
+	EXPECT_EQ(fds_before, fd);
+	close(fd);
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(0, st.reserved_bytes);
+	EXPECT_EQ(0, st.entries);
+	munmap(a, page);
+}
+
+TEST_F(alloc, out_of_fds)
+{
+	struct kfdpool_pool_stats st;
+	struct rlimit rl, low;
+	int fd;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	fd = dup(0);
+	ASSERT_LE(0, fd);
+	low = rl;
+	low.rlim_cur = fd;	/* fd is now the lowest free number */
+	close(fd);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &low));
+	EXPECT_EQ(-EMFILE, hm_alloc(self->pool, SZ, 0, NULL));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, kfd_stats(self->pool, &st));
+	EXPECT_EQ(0, st.reserved_bytes);
+	EXPECT_EQ(0, st.entries);
+}
+
+/* A killed allocator leaves nothing: pools, entries, dma-bufs, charges. */
+TEST_F(alloc, killed_holder_releases_everything)
+{
+	int sv[2], round;
+
+	for (round = 0; round < 4; round++) {
+		pid_t pid;
+		char c;
+		int st;
+
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int pool = kfd_pool_new("hostmem_kill"), i, fd;
+			struct kfdpool_record r;
+			__u32 e = 0;
+
+			for (i = 0; pool >= 0 && i < 4; i++) {
+				fd = hm_alloc(pool, SZ, i, &e);
+				if (fd < 0 || kfd_export(pool, e, 0, 4096, &r) ||
+				    kfd_import(pool, &r, 0, NULL))
+					_exit(1);
+				if (i & 1)
+					close(fd);	/* the pin holds it */
+			}
+			c = pool >= 0 ? 'r' : 'x';
+			if (write(sv[1], &c, 1) != 1)
+				_exit(1);
+			/* Round 3: killed while allocating 64 MiB. */
+			if (round == 3)
+				for (;;) {
+					close(hm_alloc(pool, 64 * SZ, 0, &e));
+					kfd_unpin(pool, e, NULL);
+				}
+			pause();
+			_exit(0);
+		}
+		close(sv[1]);
+		ASSERT_EQ(1, read(sv[0], &c, 1));
+		EXPECT_EQ('r', c);
+		if (round == 3)
+			usleep(20000);
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st));
+		close(sv[0]);
+		if (self->baseline >= 0)
+			EXPECT_EQ(self->baseline,
+				  kfd_dmabuf_count(self->baseline));
+	}
+	{
+		struct kfdpool_query q;
+
+		ASSERT_EQ(0, kfd_query(&q));
+		EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
+	}
+}
+
+/*
+ * The dma-buf pins the module: unloading waits for its last fd, not its
+ * last mapping (a mapping is of the shmem file; see hostmem_map_test).
+ */
+TEST(unload_waits_for_the_dmabuf)
+{
+	int baseline = kfd_dmabuf_count_now(), pool, fd;
+
+	if (!getenv("KFDPOOL_KO") || access(getenv("KFDPOOL_KO"), R_OK))
+		SKIP(return, "KFDPOOL_KO not set: cannot reload the module");
+	if (!hm_supported())
+		SKIP(return, "no KFDPOOL_IOC_ALLOC");
+	pool = kfd_pool_new("hostmem_unload");
+	ASSERT_LE(0, pool);
+	fd = hm_alloc(pool, SZ, 0, NULL);
+	ASSERT_LE(0, fd);
+	close(pool);	/* frees the entry: only the fd holds the dma-buf */
+	EXPECT_EQ(-EWOULDBLOCK, syscall(SYS_delete_module, "kfdpool",
+					O_NONBLOCK) ? -errno : 0);
+	EXPECT_EQ(0, kfd_dmabuf_fill(fd, SZ, 5));
+	close(fd);
+	ASSERT_EQ(0, hm_unload());
+	if (baseline >= 0)
+		EXPECT_EQ(baseline, kfd_dmabuf_count(baseline));
+	ASSERT_EQ(0, hm_load());
+}
+
+TEST_HARNESS_MAIN

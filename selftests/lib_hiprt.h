@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * libkfdpool-hip beside HIP's real runtime (libamdhip64; Debian's 5.2
+ * finds no GPU and answers hipErrorNoDevice).  Included by the four
+ * lib_hiprt_*_test programs, which differ only in how the process reaches
+ * kfdpool:
+ *   linked    -lkfdpool-hip -lamdhip64
+ *   preload   -lamdhip64 alone, libkfdpool-hip.so.1 in LD_PRELOAD
+ *   dso       HIP reached only through another library (lib_hiprt_dso.c
+ *             linked -lkfdpool-hip -lamdhip64)
+ *   asneeded  -Wl,--as-needed and kfdpool-hip from pkg-config, the HIP
+ *             code in a plugin loaded with dlopen that knows nothing of
+ *             kfdpool (lib_hiprt_dso.c linked -lamdhip64 alone)
+ * Each defines hiprt_api(): the hip* functions as its HIP calls reach them.
+ *
+ * What is checked: every call kfdpool does not own (foreign pointers,
+ * pools and handles, error names and strings) returns exactly what the
+ * runtime's own function returns (found with dlvsym on libamdhip64); a
+ * host pool is kfdpool's, and two processes, each with the runtime loaded,
+ * share one; device pools fail cleanly beside the runtime.
+ */
+#ifndef LIB_HIPRT_H
+#define LIB_HIPRT_H
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hip_runtime_api.h>
+
+#include "lib_hip_util.h"
+
+/* The functions compared, with the version libamdhip64 gives each. */
+#define HIPRT_FUNCS(X) \
+	X(hipFree, "hip_4.2") \
+	X(hipFreeAsync, "hip_5.1") \
+	X(hipMallocFromPoolAsync, "hip_5.1") \
+	X(hipMemPoolCreate, "hip_5.1") \
+	X(hipMemPoolDestroy, "hip_5.1") \
+	X(hipMemPoolTrimTo, "hip_5.1") \
+	X(hipMemPoolSetAttribute, "hip_5.1") \
+	X(hipMemPoolGetAttribute, "hip_5.1") \
+	X(hipMemPoolSetAccess, "hip_5.1") \
+	X(hipMemPoolGetAccess, "hip_5.1") \
+	X(hipMemPoolExportToShareableHandle, "hip_5.1") \
+	X(hipMemPoolImportFromShareableHandle, "hip_5.1") \
+	X(hipMemPoolExportPointer, "hip_5.1") \
+	X(hipMemPoolImportPointer, "hip_5.1") \
+	X(hipGetErrorName, "hip_4.2") \
+	X(hipGetErrorString, "hip_4.2") \
+	X(hipGetDeviceCount, "hip_4.2") \
+	X(hipDeviceGetDefaultMemPool, "hip_5.1")
+
+struct hiprt_api {
+#define HIPRT_MEMBER(name, version) __typeof__(name) *name;
+	HIPRT_FUNCS(HIPRT_MEMBER)
+#undef HIPRT_MEMBER
+};
+
+/* A table of the functions as the code that includes this reaches them. */
+#define HIPRT_API_INIT(name, version) .name = name,
+
+#endif /* LIB_HIPRT_H */
+
+#ifdef HIPRT_TESTS
+#include "kselftest_harness.h"
+
+const struct hiprt_api *hiprt_api(void);
+
+static const struct hiprt_api *kp;	/* as this program reaches HIP */
+static struct hiprt_api rt;		/* libamdhip64's own functions */
+static const char *rt_path;
+static int rt_no_device;		/* the runtime answers NoDevice */
+
+static void hiprt_setup(void)
+{
+	static const char *const sonames[] = {
+		"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
+	};
+	Dl_info info;
+	void *h = NULL;
+	size_t i;
+	int n;
+
+	kp = hiprt_api();
+	if (!kp) {
+		fprintf(stderr, "no HIP functions to test\n");
+		exit(1);
+	}
+	for (i = 0; i < sizeof(sonames) / sizeof(sonames[0]) && !h; i++)
+		h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return;
+#define HIPRT_LOOKUP(name, version) \
+	rt.name = (__typeof__(rt.name))dlvsym(h, #name, version);
+	HIPRT_FUNCS(HIPRT_LOOKUP)
+#undef HIPRT_LOOKUP
+	if (rt.hipFree && dladdr((void *)rt.hipFree, &info))
+		rt_path = info.dli_fname;
+	rt_no_device = rt.hipGetDeviceCount &&
+		       rt.hipGetDeviceCount(&n) == hipErrorNoDevice;
+}
+
+/* The file a function of the table comes from. */
+static const char *object_of(const void *fn)
+{
+	Dl_info info;
+
+	return dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "?";
+}
+
+static int kfdpool_is_first(void)
+{
+	return strstr(object_of((void *)kp->hipMemPoolCreate),
+		      "libkfdpool-hip") &&
+	       strstr(object_of((void *)kp->hipFree), "libkfdpool-hip");
+}
+
+TEST(the_runtime_is_loaded_and_kfdpool_comes_first)
+{
+	int i;
+
+	ASSERT_NE(NULL, rt_path) TH_LOG("libamdhip64 is not loaded");
+	TH_LOG("runtime: %s", rt_path);
+	ASSERT_TRUE(strstr(rt_path, "libamdhip64") != NULL);
+#define HIPRT_FOUND(name, version) \
+	EXPECT_NE(NULL, (void *)rt.name) TH_LOG("%s@%s", #name, version); \
+	EXPECT_TRUE(strstr(object_of((void *)rt.name), "libamdhip64") != NULL);
+	HIPRT_FUNCS(HIPRT_FOUND)
+#undef HIPRT_FOUND
+	/* Every name kfdpool defines reaches kfdpool. */
+	for (i = 0; i < 2; i++)
+		TH_LOG("%s: %s", i ? "hipFree" : "hipMemPoolCreate",
+		       object_of(i ? (void *)kp->hipFree :
+				 (void *)kp->hipMemPoolCreate));
+	EXPECT_TRUE(kfdpool_is_first());
+	/* What kfdpool does not define is the runtime's. */
+	EXPECT_EQ((void *)rt.hipGetDeviceCount, (void *)kp->hipGetDeviceCount);
+}
+
+TEST(error_names_and_strings_are_the_runtimes)
+{
+	static const int codes[] = {
+		0, 1, 2, 3, 98, 100, 101, 200, 209, 400, 500, 600, 700, 719,
+		801, 999, 1054, 12345, -1,
+	};
+	size_t i;
+
+	ASSERT_NE(NULL, rt.hipGetErrorString);
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		hipError_t c = (hipError_t)codes[i];
+
+		/* The runtime's own strings: the same pointers. */
+		EXPECT_EQ(rt.hipGetErrorName(c), kp->hipGetErrorName(c))
+			TH_LOG("hipGetErrorName(%d): %s / %s", codes[i],
+			       rt.hipGetErrorName(c), kp->hipGetErrorName(c));
+		EXPECT_EQ(rt.hipGetErrorString(c), kp->hipGetErrorString(c))
+			TH_LOG("hipGetErrorString(%d): %s / %s", codes[i],
+			       rt.hipGetErrorString(c),
+			       kp->hipGetErrorString(c));
+	}
+}
+
+TEST(foreign_pointers_are_the_runtimes)
+{
+	hipMemPoolPtrExportData d;
+	void *heap = malloc(64);
+	int stack;
+
+	ASSERT_NE(NULL, rt.hipFree);
+	ASSERT_NE(NULL, heap);
+	memset(&d, 0, sizeof(d));
+	EXPECT_EQ(rt.hipFree(heap), kp->hipFree(heap));
+	EXPECT_EQ(rt.hipFree(&stack), kp->hipFree(&stack));
+	EXPECT_EQ(rt.hipFree(NULL), kp->hipFree(NULL));
+	EXPECT_EQ(rt.hipFreeAsync(heap, NULL), kp->hipFreeAsync(heap, NULL));
+	EXPECT_EQ(rt.hipFreeAsync(NULL, NULL), kp->hipFreeAsync(NULL, NULL));
+	EXPECT_EQ(rt.hipMemPoolExportPointer(&d, heap),
+		  kp->hipMemPoolExportPointer(&d, heap));
+	EXPECT_EQ(rt.hipMemPoolExportPointer(&d, NULL),
+		  kp->hipMemPoolExportPointer(&d, NULL));
+	if (rt_no_device)
+		EXPECT_EQ(hipErrorInvalidDevice, kp->hipFree(heap));
+	free(heap);
+}
+
+/*
+ * A pool that is the runtime's: its default pool where it has a GPU; with
+ * no GPU the runtime refuses every pool before reading the handle (every
+ * call is hipErrorInvalidDevice), so any handle that is not kfdpool's
+ * stands for one.
+ */
+static char not_kfdpools_pool[64];
+
+static hipMemPool_t runtime_pool(void)
+{
+	hipMemPool_t pool = NULL;
+
+	if (rt.hipDeviceGetDefaultMemPool(&pool, 0) == hipSuccess)
+		return pool;
+	return rt_no_device ? (hipMemPool_t)not_kfdpools_pool : NULL;
+}
+
+TEST(runtime_pools_are_the_runtimes)
+{
+	hipMemPool_t pool = runtime_pool(), np1 = NULL, np2 = NULL;
+	hipMemPoolPtrExportData d;
+	hipMemAccessFlags f1 = 0, f2 = 0;
+	hipMemPoolProps props;
+	hipMemAccessDesc acc;
+	hipMemLocation loc;
+	uint64_t v1 = 0, v2 = 0, thr = 0;
+	void *p1 = NULL, *p2 = NULL;
+	int fd1 = -1, fd2 = -1;
+	hipError_t a, b;
+
+	ASSERT_NE(NULL, pool) TH_LOG("no pool of the runtime to try");
+	memset(&d, 0, sizeof(d));
+	a = rt.hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &v1);
+	b = kp->hipMemPoolGetAttribute(pool, hipMemPoolAttrReleaseThreshold, &v2);
+	EXPECT_EQ(a, b);
+	EXPECT_EQ(v1, v2);
+	EXPECT_EQ(rt.hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &thr),
+		  kp->hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &thr));
+	EXPECT_EQ(rt.hipMemPoolTrimTo(pool, 0), kp->hipMemPoolTrimTo(pool, 0));
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = hipMemLocationTypeDevice;
+	acc.flags = hipMemAccessFlagsProtReadWrite;
+	EXPECT_EQ(rt.hipMemPoolSetAccess(pool, &acc, 1),
+		  kp->hipMemPoolSetAccess(pool, &acc, 1));
+	loc = acc.location;
+	EXPECT_EQ(rt.hipMemPoolGetAccess(&f1, pool, &loc),
+		  kp->hipMemPoolGetAccess(&f2, pool, &loc));
+	EXPECT_EQ(f1, f2);
+	EXPECT_EQ(rt.hipMemPoolExportToShareableHandle(&fd1, pool,
+			hipMemHandleTypePosixFileDescriptor, 0),
+		  kp->hipMemPoolExportToShareableHandle(&fd2, pool,
+			hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(rt.hipMemPoolImportPointer(&p1, pool, &d),
+		  kp->hipMemPoolImportPointer(&p2, pool, &d));
+	a = rt.hipMallocFromPoolAsync(&p1, 256, pool, NULL);
+	b = kp->hipMallocFromPoolAsync(&p2, 256, pool, NULL);
+	EXPECT_EQ(a, b);
+	if (a == hipSuccess)
+		rt.hipFreeAsync(p1, NULL);
+	if (b == hipSuccess)
+		rt.hipFreeAsync(p2, NULL);
+	/* A device pool without handle types is the runtime's to make. */
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeDevice;
+	a = rt.hipMemPoolCreate(&np1, &props);
+	b = kp->hipMemPoolCreate(&np2, &props);
+	EXPECT_EQ(a, b);
+	if (a == hipSuccess)
+		EXPECT_EQ(hipSuccess, rt.hipMemPoolDestroy(np1));
+	if (b == hipSuccess)
+		EXPECT_EQ(hipSuccess, rt.hipMemPoolDestroy(np2));
+	EXPECT_EQ(rt.hipMemPoolCreate(&np1, NULL), kp->hipMemPoolCreate(&np2, NULL));
+	if (rt_no_device)
+		EXPECT_EQ(rt.hipMemPoolDestroy(pool), kp->hipMemPoolDestroy(pool));
+}
+
+TEST(foreign_shareable_handles_are_the_runtimes)
+{
+	unsigned char fabric[64];
+	hipMemPool_t p1 = NULL, p2 = NULL;
+	int fd = memfd_create("not-a-pool", MFD_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(rt.hipMemPoolImportFromShareableHandle(&p1,
+			(void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0),
+		  kp->hipMemPoolImportFromShareableHandle(&p2,
+			(void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	/* A closed fd. */
+	EXPECT_EQ(rt.hipMemPoolImportFromShareableHandle(&p1,
+			(void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0),
+		  kp->hipMemPoolImportFromShareableHandle(&p2,
+			(void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	memset(fabric, 0x5a, sizeof(fabric));
+	EXPECT_EQ(rt.hipMemPoolImportFromShareableHandle(&p1, fabric,
+			hipMemHandleTypeFabric, 0),
+		  kp->hipMemPoolImportFromShareableHandle(&p2, fabric,
+			hipMemHandleTypeFabric, 0));
+}
+
+/* Lines kfdpool wrote to stderr while @fn ran. */
+static int stderr_lines_of(void (*fn)(void *), void *arg, char *buf,
+			   size_t len)
+{
+	int mfd = memfd_create("stderr", MFD_CLOEXEC), saved = dup(2), n = 0;
+	ssize_t r;
+	char *c;
+
+	if (mfd < 0 || saved < 0)
+		return -1;
+	fflush(stderr);
+	dup2(mfd, 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	r = pread(mfd, buf, len - 1, 0);
+	close(mfd);
+	buf[r > 0 ? r : 0] = 0;
+	for (c = buf; *c; c++)
+		n += *c == '\n';
+	return n;
+}
+
+struct create_args {
+	hipMemPoolProps props;
+	hipError_t ret[2];
+};
+
+static void create_twice(void *arg)
+{
+	struct create_args *a = arg;
+	hipMemPool_t pool;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		a->ret[i] = kp->hipMemPoolCreate(&pool, &a->props);
+}
+
+TEST(device_pools_fail_beside_the_runtime)
+{
+	struct create_args a;
+	hipMemPool_t pool;
+	char out[4096];
+
+	/* An IPC device pool would be kfdpool's: refused, said once. */
+	memset(&a, 0, sizeof(a));
+	a.props.allocType = hipMemAllocationTypePinned;
+	a.props.location.type = hipMemLocationTypeDevice;
+	a.props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	unsetenv("KFDPOOL_BACKEND");
+	EXPECT_EQ(1, stderr_lines_of(create_twice, &a, out, sizeof(out)))
+		TH_LOG("stderr: %s", out);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[1]);
+	EXPECT_TRUE(strstr(out, "kfdpool: device pools") != NULL);
+	/* KFDPOOL_POOLS=all takes pools without handle types too. */
+	a.props.handleTypes = hipMemHandleTypeNone;
+	setenv("KFDPOOL_POOLS", "all", 1);
+	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)))
+		TH_LOG("stderr: %s", out);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
+	/* The default, "ipc": the runtime's pool. */
+	setenv("KFDPOOL_POOLS", "ipc", 1);
+	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)));
+	EXPECT_EQ(rt.hipMemPoolCreate(&pool, &a.props), a.ret[0]);
+	setenv("KFDPOOL_POOLS", "some", 1);
+	EXPECT_EQ(1, stderr_lines_of(create_twice, &a, out, sizeof(out)))
+		TH_LOG("stderr: %s", out);
+	EXPECT_EQ(hipErrorInvalidValue, a.ret[0]);
+	unsetenv("KFDPOOL_POOLS");
+}
+
+/* ---- a host pool of kfdpool's, shared with another process ---- */
+
+#define HIPRT_NBUF 3
+static const size_t hiprt_sizes[HIPRT_NBUF] = { 4096, 1 << 20, 3 << 20 };
+
+struct hiprt_msg {
+	hipMemPoolPtrExportData data[HIPRT_NBUF];
+};
+
+/* The importer: the same program, exec'd with "--importer FD". */
+static int hiprt_importer(int sock)
+{
+	struct hiprt_msg m;
+	hipMemPool_t pool;
+	void *p[HIPRT_NBUF];
+	int fd, i, bad = 0;
+	char ok = 'K';
+
+	if (!rt_path || !kfdpool_is_first()) {
+		fprintf(stderr, "importer: runtime %s, kfdpool first %d\n",
+			rt_path ? rt_path : "not loaded", kfdpool_is_first());
+		return 3;
+	}
+	fd = lh_recv_fd(sock);
+	if (fd < 0 || lh_read_all(sock, &m, sizeof(m)))
+		return 4;
+	if (kp->hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
+			hipMemHandleTypePosixFileDescriptor, 0) != hipSuccess)
+		return 5;
+	close(fd);
+	for (i = 0; i < HIPRT_NBUF; i++) {
+		if (kp->hipMemPoolImportPointer(&p[i], pool, &m.data[i]))
+			return 6;
+		if (lh_check(p[i], hiprt_sizes[i], i, 0x1111) >= 0)
+			bad = 1;
+		/* The answer, in place. */
+		lh_fill(p[i], hiprt_sizes[i], i, 0x2222);
+	}
+	for (i = 0; i < HIPRT_NBUF; i++)
+		if (kp->hipFree(p[i]) != hipSuccess)
+			return 7;
+	if (kp->hipMemPoolDestroy(pool) != hipSuccess)
+		return 8;
+	if (bad)
+		ok = 'B';
+	return lh_write_all(sock, &ok, 1) ? 9 : 0;
+}
+
+TEST(host_pool_ipc_between_two_processes)
+{
+	hipMemPoolProps props;
+	struct hiprt_msg m;
+	hipMemPool_t pool;
+	void *p[HIPRT_NBUF];
+	int sv[2], fd, i, st, base;
+	char arg[16], reply = 0;
+	pid_t pid;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	base = lh_dmabufs(-1);
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	for (i = 0; i < HIPRT_NBUF; i++) {
+		ASSERT_EQ(hipSuccess, kp->hipMallocFromPoolAsync(&p[i],
+			  hiprt_sizes[i], pool, NULL));
+		lh_fill(p[i], hiprt_sizes[i], i, 0x1111);
+		ASSERT_EQ(hipSuccess, kp->hipMemPoolExportPointer(&m.data[i], p[i]));
+		/* The runtime does not know kfdpool's pointers. */
+		if (rt_no_device)
+			EXPECT_EQ(hipErrorInvalidDevice, rt.hipFree(p[i]));
+	}
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&fd, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(sv[0]);
+		snprintf(arg, sizeof(arg), "%d", sv[1]);
+		execl("/proc/self/exe", "importer", "--importer", arg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	ASSERT_EQ(0, lh_send_fd(sv[0], fd));
+	close(fd);
+	ASSERT_EQ(0, lh_write_all(sv[0], &m, sizeof(m)));
+	EXPECT_EQ(0, lh_read_all(sv[0], &reply, 1));
+	EXPECT_EQ('K', reply);
+	close(sv[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("importer status %#x", st);
+	for (i = 0; i < HIPRT_NBUF; i++) {
+		EXPECT_EQ(-1, lh_check(p[i], hiprt_sizes[i], i, 0x2222));
+		EXPECT_EQ(hipSuccess, kp->hipFree(p[i]));
+	}
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+	if (base >= 0)
+		EXPECT_EQ(base, lh_dmabufs(base));
+}
+
+int main(int argc, char **argv)
+{
+	hiprt_setup();
+	if (argc == 3 && !strcmp(argv[1], "--importer"))
+		return hiprt_importer(atoi(argv[2]));
+	return test_harness_run(argc, argv);
+}
+
+#endif /* HIPRT_TESTS */

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KFDPOOL_IOC_POOL_LIST: the pools a caller may see, in pages, with the
+ * figures of POOL_STATS; every field with a bad value; who sees what; pools
+ * coming and going between pages.  And fdinfo's kfdpool-file-id, which
+ * tells fds that share one open file from fds that do not.
+ */
+#include <pthread.h>
+#include <sys/prctl.h>
+
+#include "kselftest_harness.h"
+#include "kfdpool_util.h"
+
+#define INFO_SIZE	sizeof(struct kfdpool_pool_info)
+
+static int list_call(int ctl, struct kfdpool_pool_list *l)
+{
+	return kfd_ioctl(ctl, KFDPOOL_IOC_POOL_LIST, l);
+}
+
+/*
+ * Every pool the caller sees, @page at a time, into @out (up to @max);
+ * returns how many, or -errno.  *@scope gets the last call's scope.
+ */
+static int list_all(int ctl, struct kfdpool_pool_info *out, int max,
+		    unsigned int page, unsigned int *scope)
+{
+	struct kfdpool_pool_list l = {};
+	int n = 0, ret;
+
+	do {
+		if ((int)page > max - n)
+			return -ENOSPC;
+		l.pools = (uintptr_t)(out + n);
+		l.count = page;
+		l.info_size = INFO_SIZE;
+		l.cursor = l.next_cursor;
+		ret = list_call(ctl, &l);
+		if (ret)
+			return ret;
+		n += l.count;
+		if (scope)
+			*scope = l.scope;
+	} while (l.next_cursor);
+	return n;
+}
+
+/* How many of @n listed pools have @id. */
+static int count_id(const struct kfdpool_pool_info *p, int n, const __u8 *id)
+{
+	int i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += !memcmp(p[i].id, id, KFDPOOL_ID_LEN);
+	return c;
+}
+
+static const struct kfdpool_pool_info *find_id(const struct kfdpool_pool_info *p,
+					       int n, const __u8 *id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!memcmp(p[i].id, id, KFDPOOL_ID_LEN))
+			return &p[i];
+	return NULL;
+}
+
+#define NPOOLS	5
+#define LISTMAX	1024
+
+FIXTURE(list) {
+	int ctl;
+	int pool[NPOOLS];
+	__u8 id[NPOOLS][KFDPOOL_ID_LEN];
+	int imp, buf, baseline;
+	struct kfdpool_pool_info *info;
+};
+
+FIXTURE_SETUP(list)
+{
+	struct kfdpool_record rec;
+	char name[16];
+	int i, e;
+
+	self->imp = self->buf = -1;
+	for (i = 0; i < NPOOLS; i++)
+		self->pool[i] = -1;
+	self->info = calloc(LISTMAX, INFO_SIZE);
+	ASSERT_NE(NULL, self->info);
+	self->baseline = kfd_dmabuf_count_now();
+	self->ctl = kfd_open();
+	if (self->ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-self->ctl));
+	for (i = 0; i < NPOOLS; i++) {
+		snprintf(name, sizeof(name), "list-%d", i);
+		self->pool[i] = kfd_pool_create(self->ctl, (i + 1) << 20, name,
+						KFDPOOL_HANDLE_TYPE_FD, self->id[i]);
+		ASSERT_LE(0, self->pool[i]);
+	}
+	/* Pool 1 gets figures: an entry, a record, an importer. */
+	self->buf = kfd_dmabuf_new(65536);
+	if (self->buf < 0)
+		return;
+	e = kfd_pin(self->pool[1], self->buf, 7);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(0, kfd_export(self->pool[1], e, 4096, 8192, &rec));
+	self->imp = kfd_pool_export(self->pool[1]);
+	ASSERT_LE(0, self->imp);
+	ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, NULL));
+}
+
+FIXTURE_TEARDOWN(list)
+{
+	int i;
+
+	if (self->imp >= 0)
+		close(self->imp);
+	if (self->buf >= 0)
+		close(self->buf);
+	for (i = 0; i < NPOOLS; i++)
+		if (self->pool[i] >= 0)
+			close(self->pool[i]);
+	if (self->ctl >= 0)
+		close(self->ctl);
+	free(self->info);
+	if (self->baseline >= 0)
+		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+}
+
+/* Each pool once, with exactly POOL_STATS's figures; root sees all. */
+TEST_F(list, figures_equal_pool_stats)
+{
+	struct kfdpool_pool_stats st;
+	unsigned int scope = 0;
+	int n, i;
+
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX, &scope);
+	ASSERT_LE(NPOOLS, n);
+	if (getuid() == 0)
+		EXPECT_EQ(KFDPOOL_POOL_LIST_ALL, scope);
+	for (i = 0; i < NPOOLS; i++) {
+		const struct kfdpool_pool_info *p;
+
+		ASSERT_EQ(1, count_id(self->info, n, self->id[i]));
+		p = find_id(self->info, n, self->id[i]);
+		ASSERT_EQ(0, kfd_stats(self->pool[i], &st));
+		EXPECT_EQ(0, memcmp(st.name, p->name, sizeof(st.name)));
+		EXPECT_EQ(st.limit, p->limit);
+		EXPECT_EQ((__u64)(i + 1) << 20, p->limit);
+		EXPECT_EQ(st.handle_types, p->handle_types);
+		EXPECT_EQ(st.owner_pid, p->owner_pid);
+		EXPECT_EQ(getpid(), p->owner_pid);
+		EXPECT_EQ(geteuid(), p->uid);
+		EXPECT_EQ(st.entries, p->entries);
+		EXPECT_EQ(st.reserved_bytes, p->reserved_bytes);
+		EXPECT_EQ(st.reserved_high, p->reserved_high);
+		EXPECT_EQ(st.used_bytes, p->used_bytes);
+		EXPECT_EQ(st.used_high, p->used_high);
+		EXPECT_EQ(st.draining_bytes, p->draining_bytes);
+		EXPECT_EQ(st.imported_bytes, p->imported_bytes);
+		EXPECT_EQ(st.draining_entries, p->draining_entries);
+		EXPECT_EQ(st.records, p->records);
+		EXPECT_EQ(st.import_fds, p->import_fds);
+		EXPECT_EQ(0, p->pad);
+	}
+	if (self->buf >= 0) {
+		const struct kfdpool_pool_info *p = find_id(self->info, n, self->id[1]);
+
+		EXPECT_EQ(65536, p->reserved_bytes);
+		EXPECT_EQ(8192, p->used_bytes);
+		EXPECT_EQ(1, p->records);
+		EXPECT_EQ(1, p->import_fds);
+		EXPECT_EQ(65536, p->imported_bytes);
+	}
+}
+
+/* Pages of 1, 2 and 3 give the same pools, in creation order. */
+TEST_F(list, pages_in_creation_order)
+{
+	static const unsigned int pages[] = { 1, 2, 3 };
+	struct kfdpool_pool_info *ref;
+	int n, m, i, k, last;
+
+	ref = calloc(LISTMAX, INFO_SIZE);
+	ASSERT_NE(NULL, ref);
+	n = list_all(self->ctl, ref, LISTMAX, KFDPOOL_POOL_LIST_MAX, NULL);
+	ASSERT_LE(NPOOLS, n);
+	for (k = 0; k < 3; k++) {
+		m = list_all(self->ctl, self->info, LISTMAX, pages[k], NULL);
+		ASSERT_EQ(n, m);
+		for (i = 0; i < n; i++)
+			EXPECT_EQ(0, memcmp(ref[i].id, self->info[i].id, KFDPOOL_ID_LEN));
+	}
+	/* Ours were created in index order: they appear in that order. */
+	last = -1;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NPOOLS; k++)
+			if (!memcmp(ref[i].id, self->id[k], KFDPOOL_ID_LEN)) {
+				EXPECT_GT(k, last);
+				last = k;
+			}
+	EXPECT_EQ(NPOOLS - 1, last);
+	free(ref);
+}
+
+/* count 0 asks whether anything is left; the cursor moves only forward. */
+TEST_F(list, count_zero_and_cursor)
+{
+	struct kfdpool_pool_list l = { .info_size = INFO_SIZE };
+	struct kfdpool_pool_info one;
+
+	l.next_cursor = 0x5555;	/* out fields: what comes in is ignored */
+	l.scope = 0x7777;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	EXPECT_EQ(0, l.count);
+	EXPECT_NE(0, l.next_cursor);	/* there are pools */
+	EXPECT_NE(0x7777, l.scope);
+
+	/* From that cursor, one pool; the cursor after it is larger. */
+	l.cursor = l.next_cursor;
+	l.pools = (uintptr_t)&one;
+	l.count = 1;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	EXPECT_EQ(1, l.count);
+	if (l.next_cursor)
+		EXPECT_LT(l.cursor, l.next_cursor);
+
+	/* A cursor past every pool: an empty last page, not an error. */
+	l.cursor = ~0ull;
+	l.count = 1;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	EXPECT_EQ(0, l.count);
+	EXPECT_EQ(0, l.next_cursor);
+}
+
+/* A pool destroyed or created between pages does not disturb the rest. */
+TEST_F(list, pools_come_and_go_between_pages)
+{
+	struct kfdpool_pool_list l = {};
+	int n = 0, i, extra = -1;
+	__u8 extra_id[KFDPOOL_ID_LEN];
+
+	do {
+		l.pools = (uintptr_t)(self->info + n);
+		l.count = 2;
+		l.info_size = INFO_SIZE;
+		l.cursor = l.next_cursor;
+		ASSERT_EQ(0, list_call(self->ctl, &l));
+		n += l.count;
+		ASSERT_GT(LISTMAX - 2, n);
+		if (extra < 0) {
+			/* after the first page: one gone, one new */
+			close(self->pool[0]);
+			self->pool[0] = -1;
+			extra = kfd_pool_create(self->ctl, 0, "list-new",
+						KFDPOOL_HANDLE_TYPE_FD, extra_id);
+			ASSERT_LE(0, extra);
+		}
+	} while (l.next_cursor);
+	for (i = 1; i < NPOOLS; i++)
+		EXPECT_EQ(1, count_id(self->info, n, self->id[i]));
+	/* created after the listing began, at the end: listed once */
+	EXPECT_EQ(1, count_id(self->info, n, extra_id));
+	close(extra);
+}
+
+/* Every field with a bad value. */
+TEST_F(list, bad_values)
+{
+	struct kfdpool_pool_list l;
+	char *big;
+
+#define RESET() do { memset(&l, 0, sizeof(l)); l.pools = (uintptr_t)self->info; \
+		l.count = 4; l.info_size = INFO_SIZE; } while (0)
+	RESET();
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+
+	RESET();
+	l.flags = 1;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.flags = 0x80000000;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.pad = 1;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.count = KFDPOOL_POOL_LIST_MAX + 1;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.count = ~0u;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.info_size = INFO_SIZE - 1;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.info_size = 0;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	RESET();
+	l.info_size = 4097;
+	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
+	/* pools: unmapped, NULL with a count (there are pools to write) */
+	RESET();
+	l.pools = 8;
+	EXPECT_EQ(-EFAULT, list_call(self->ctl, &l));
+	RESET();
+	l.pools = 0;
+	EXPECT_EQ(-EFAULT, list_call(self->ctl, &l));
+	/* an array that ends in an unmapped page */
+	big = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, big);
+	ASSERT_EQ(0, munmap(big + 4096, 4096));
+	RESET();
+	l.pools = (uintptr_t)(big + 4096 - INFO_SIZE);
+	l.count = 2;
+	EXPECT_EQ(-EFAULT, list_call(self->ctl, &l));
+	/* read-only memory */
+	ASSERT_EQ(0, mprotect(big, 4096, PROT_READ));
+	RESET();
+	l.pools = (uintptr_t)big;
+	EXPECT_EQ(-EFAULT, list_call(self->ctl, &l));
+	munmap(big, 4096);
+	/* the command itself: too small a struct, wrong direction */
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->ctl,
+		_IOC(_IOC_READ | _IOC_WRITE, KFDPOOL_IOC_MAGIC, 0x03,
+		     sizeof(struct kfdpool_pool_list) - 8), &l));
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->ctl,
+		_IOC(_IOC_WRITE, KFDPOOL_IOC_MAGIC, 0x03,
+		     sizeof(struct kfdpool_pool_list)), &l));
+	/* on a pool fd it is not a command */
+	RESET();
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(self->pool[0], KFDPOOL_IOC_POOL_LIST, &l));
+#undef RESET
+}
+
+/* A caller's element larger than the kernel's: the rest of it is zeroed. */
+TEST_F(list, larger_elements_zero_filled)
+{
+	const size_t esz = INFO_SIZE + 40;
+	struct kfdpool_pool_list l = {};
+	unsigned char *arr;
+	unsigned int i, j;
+
+	arr = malloc(4 * esz);
+	ASSERT_NE(NULL, arr);
+	memset(arr, 0xa5, 4 * esz);
+	l.pools = (uintptr_t)arr;
+	l.count = 4;
+	l.info_size = esz;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	ASSERT_LT(0, l.count);
+	for (i = 0; i < l.count; i++) {
+		const struct kfdpool_pool_info *p = (const void *)(arr + i * esz);
+
+		EXPECT_NE(0, p->owner_pid);
+		for (j = INFO_SIZE; j < esz; j++)
+			if (arr[i * esz + j])
+				break;
+		EXPECT_EQ(esz, j);	/* the first byte past ours not zeroed */
+	}
+	/* elements past the count are untouched */
+	for (j = l.count * esz; j < 4 * esz; j++)
+		if (arr[j] != 0xa5)
+			break;
+	EXPECT_EQ(4 * esz, j);
+	free(arr);
+}
+
+/* Without CAP_SYS_ADMIN: one's own pools only, and root sees them too. */
+TEST_F(list, unprivileged_sees_own_pools)
+{
+	struct stat sb;
+	int sv[2], st, i;
+	__u8 nid[KFDPOOL_ID_LEN];
+	const struct kfdpool_pool_info *p;
+	char ok;
+	pid_t pid;
+	int n;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to become nobody");
+	/* the node open to nobody, as the udev rule opens it to group render */
+	ASSERT_EQ(0, stat(KFD_DEV, &sb));
+	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned int scope = 0;
+		int ctl, pool, m;
+
+		close(sv[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		ctl = open(KFD_DEV, O_RDWR | O_CLOEXEC);
+		if (ctl < 0)
+			_exit(11);
+		pool = kfd_pool_create(ctl, 0, "nobody", 0, nid);
+		if (pool < 0)
+			_exit(12);
+		m = list_all(ctl, self->info, LISTMAX, 2, &scope);
+		if (m != 1 || scope != KFDPOOL_POOL_LIST_OWN ||
+		    memcmp(self->info[0].id, nid, sizeof(nid)) ||
+		    self->info[0].uid != 65534)
+			_exit(13);
+		for (i = 0; i < NPOOLS; i++)
+			if (count_id(self->info, m, self->id[i]))
+				_exit(14);
+		if (kfd_send(sv[1], -1, nid, sizeof(nid)))
+			_exit(15);
+		/* keep the pool until root has looked */
+		if (read(sv[1], &ok, 1) != 1)
+			_exit(16);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (kfd_recv(sv[0], NULL, nid, sizeof(nid))) {
+		/* the child gave up: its exit status says where */
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st));
+		ASSERT_EQ(0, WEXITSTATUS(st));
+	}
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX, NULL);
+	ASSERT_LE(NPOOLS + 1, n);
+	p = find_id(self->info, n, nid);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(65534, p->uid);
+	EXPECT_EQ(pid, p->owner_pid);
+	ok = 1;
+	ASSERT_EQ(1, write(sv[0], &ok, 1));
+	close(sv[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* and once it exited, its pool is gone from the list */
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX, NULL);
+	EXPECT_EQ(0, count_id(self->info, n, nid));
+	chmod(KFD_DEV, sb.st_mode & 07777);
+}
+
+/* Listing while other threads create and destroy pools. */
+struct churn {
+	int ctl;
+	volatile int stop;
+	int rounds;
+};
+
+static void *churn_thread(void *arg)
+{
+	struct churn *c = arg;
+
+	while (!c->stop) {
+		int fd = kfd_pool_create(c->ctl, 0, "churn", 0, NULL);
+
+		if (fd >= 0)
+			close(fd);
+		c->rounds++;
+	}
+	return NULL;
+}
+
+TEST_F(list, concurrent_churn)
+{
+	struct churn c = { .ctl = self->ctl };
+	pthread_t t[2];
+	int r, i, n;
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn_thread, &c));
+	for (r = 0; r < 200; r++) {
+		n = list_all(self->ctl, self->info, LISTMAX, 3, NULL);
+		ASSERT_LE(NPOOLS, n);
+		for (i = 0; i < NPOOLS; i++)
+			ASSERT_EQ(1, count_id(self->info, n, self->id[i]));
+	}
+	c.stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%d pools created and destroyed meanwhile", c.rounds);
+}
+
+/* fdinfo's kfdpool-file-id: one per open file, shared by dup and fork. */
+TEST_F(list, file_id_names_the_open_file)
+{
+	long long owner, imp2, dupd;
+	int d, other, sv[2], st;
+	pid_t pid;
+
+	owner = kfd_fdinfo_num(self->pool[2], "kfdpool-file-id");
+	ASSERT_LT(0, owner);
+	d = dup(self->pool[2]);
+	ASSERT_LE(0, d);
+	dupd = kfd_fdinfo_num(d, "kfdpool-file-id");
+	EXPECT_EQ(owner, dupd);
+	other = kfd_pool_export(self->pool[2]);
+	ASSERT_LE(0, other);
+	imp2 = kfd_fdinfo_num(other, "kfdpool-file-id");
+	EXPECT_LT(0, imp2);
+	EXPECT_NE(owner, imp2);
+	/* another pool's owner file: another id */
+	EXPECT_NE(owner, kfd_fdinfo_num(self->pool[3], "kfdpool-file-id"));
+
+	/* a child holds the same open file through fork */
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		long long v = kfd_fdinfo_num(other, "kfdpool-file-id");
+
+		_exit(write(sv[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	{
+		long long v = 0;
+
+		ASSERT_EQ(sizeof(v), read(sv[0], &v, sizeof(v)));
+		EXPECT_EQ(imp2, v);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	close(sv[0]);
+	close(sv[1]);
+	close(other);
+	close(d);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a pool's chunks come from.  Every backend hands out a dma-buf fd
+ * per chunk (what the pool pins) and an address the process uses.  Host
+ * backends map the chunk into the CPU; the kfd backend gives a GPU virtual
+ * address.  Importers map a received dma-buf with the same backend family:
+ * host chunks with mmap(), device chunks with AMDKFD_IOC_IMPORT_DMABUF.
+ */
+#ifndef KFDPOOL_BACKEND_H
+#define KFDPOOL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kp_mem {
+	int dmabuf_fd;		/* exporter: the chunk's dma-buf, kept open */
+	void *addr;		/* where the process uses the chunk */
+	uint64_t size;
+	uint64_t handle;	/* backend's own handle (kfd: the BO handle) */
+	int dev;		/* device index (kfd) */
+};
+
+struct kp_backend {
+	const char *name;
+	int device;		/* 1: GPU memory (kfd), 0: host memory */
+	/* 0 when usable on this machine, else -errno. */
+	int (*probe)(void);
+	/* Allocate @size bytes (a page multiple) on device @dev. */
+	int (*alloc)(int dev, uint64_t size, struct kp_mem *m);
+	/* Or allocate and pin in one step (the module): the chunk is entry
+	 * *@entry_id of the pool of owner fd @pool_fd, pinned with @cookie.
+	 * Set instead of alloc. */
+	int (*alloc_pinned)(int pool_fd, uint64_t size, uint64_t cookie,
+			    struct kp_mem *m, uint32_t *entry_id);
+	void (*free)(struct kp_mem *m);
+	/* Map a dma-buf received from another process; @fd stays the
+	 * caller's. */
+	int (*map_import)(int dev, int fd, uint64_t size, struct kp_mem *m);
+	void (*unmap_import)(struct kp_mem *m);
+};
+
+extern const struct kp_backend kp_backend_module;
+extern const struct kp_backend kp_backend_dmaheap;
+extern const struct kp_backend kp_backend_udmabuf;
+extern const struct kp_backend kp_backend_vgem;
+extern const struct kp_backend kp_backend_kfd;
+
+/* Host mapping of a dma-buf fd, shared by the host backends. */
+int kp_host_map(int fd, uint64_t size, void **addr);
+int kp_host_map_import(int dev, int fd, uint64_t size, struct kp_mem *m);
+void kp_host_unmap_import(struct kp_mem *m);
+
+/* Lock (1) or unlock (0) a backend's state around fork(): hip/hip_fork.c
+ * holds every lock of the library across it, in the order they nest. */
+void kp_kfd_fork(int prepare);
+void kp_vgem_fork(int prepare);
+
+/* Number of GPUs the kfd backend sees (0 without /dev/kfd). */
+int kp_kfd_device_count(void);
+
+/*
+ * Choose the backend of a new pool: @device 1 for hipMemLocationTypeDevice.
+ * Honours KFDPOOL_BACKEND.  NULL and *err = -ENODEV (device pool, no GPU,
+ * no substitute named), -EINVAL (KFDPOOL_BACKEND refused, said on stderr)
+ * or the probe's error.
+ */
+const struct kp_backend *kp_backend_pick(int device, int *err);
+const struct kp_backend *kp_backend_by_name(const char *name);
+/*
+ * 0, or -EINVAL (said on stderr) when KFDPOOL_BACKEND names no backend, or
+ * kfd for a host pool (@device 0; 1: a device pool, -1: either).
+ */
+int kp_backend_env_check(int device);
+
+#endif

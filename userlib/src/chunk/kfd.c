@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GPU chunks through amdkfd, for device pools on nodes with /dev/kfd.
+ *
+ * Built against the kfd_ioctl.h of the 6.12 kernel headers (KFD 1.17; the
+ * build passes its path as KFD_IOCTL_H), because the linux-libc-dev copy is
+ * KFD 1.11 and lacks AMDKFD_IOC_EXPORT_DMABUF.  Without a new enough header
+ * the backend compiles to a stub that reports -ENODEV.
+ *
+ * Not run on AMD hardware: the machines this was written on have no GPU.
+ *
+ * Per process: /dev/kfd, GET_VERSION (1.12 or later), and for each GPU node
+ * of /sys/class/kfd/kfd/topology the render node (drm_render_minor, opened
+ * with libdrm) given to ACQUIRE_VM.  A chunk is a VRAM BO at a reserved
+ * virtual address, mapped to its GPU and exported as a dma-buf; an import is
+ * IMPORT_DMABUF at a fresh reserved address, mapped to the GPU.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "backend.h"
+
+#ifdef KFD_IOCTL_H
+#include KFD_IOCTL_H
+#endif
+
+#if defined(KFD_IOCTL_MINOR_VERSION) && \
+	(KFD_IOCTL_MAJOR_VERSION > 1 || KFD_IOCTL_MINOR_VERSION >= 12)
+#define KP_HAVE_KFD 1
+#endif
+
+#define KFD_PATH "/dev/kfd"
+#define TOPO "/sys/class/kfd/kfd/topology/nodes"
+#define MAX_GPUS 64
+
+#ifdef KP_HAVE_KFD
+
+struct gpu {
+	uint32_t gpu_id;
+	int drm_fd;
+};
+
+static pthread_mutex_t kfd_lock = PTHREAD_MUTEX_INITIALIZER;
+static int kfd_fd = -1;
+static pid_t kfd_pid;
+static int kfd_err;
+static struct gpu gpus[MAX_GPUS];
+static int ngpus;
+
+/* Held across fork() (hip/hip_fork.c), so that a child never inherits it
+ * locked. */
+void kp_kfd_fork(int prepare)
+{
+	if (prepare)
+		pthread_mutex_lock(&kfd_lock);
+	else
+		pthread_mutex_unlock(&kfd_lock);
+}
+
+static int read_u64(const char *path, const char *key, uint64_t *val)
+{
+	char line[256], k[128];
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (key) {
+			if (sscanf(line, "%127s %llu", k, &v) == 2 &&
+			    !strcmp(k, key)) {
+				*val = v;
+				ret = 0;
+				break;
+			}
+		} else if (sscanf(line, "%llu", &v) == 1) {
+			*val = v;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* GPU nodes in node order: gpu_id != 0 (CPU nodes have 0). */
+static int scan_topology(void)
+{
+	char path[512];
+	int node;
+
+	ngpus = 0;
+	for (node = 0; node < 256 && ngpus < MAX_GPUS; node++) {
+		uint64_t id, minor;
+		int fd;
+
+		snprintf(path, sizeof(path), TOPO "/%d/gpu_id", node);
+		if (read_u64(path, NULL, &id))
+			break;
+		if (!id)
+			continue;
+		snprintf(path, sizeof(path), TOPO "/%d/properties", node);
+		if (read_u64(path, "drm_render_minor", &minor))
+			continue;
+		fd = drmOpenRender((int)minor);
+		if (fd < 0)
+			continue;
+		gpus[ngpus].gpu_id = (uint32_t)id;
+		gpus[ngpus].drm_fd = fd;
+		ngpus++;
+	}
+	return ngpus ? 0 : -ENODEV;
+}
+
+/* Open /dev/kfd and acquire a VM on every GPU, once per process. */
+static int kfd_init(void)
+{
+	struct kfd_ioctl_get_version_args v;
+	int i, ret;
+
+	pthread_mutex_lock(&kfd_lock);
+	if (kfd_pid == getpid() && (kfd_fd >= 0 || kfd_err)) {
+		ret = kfd_fd >= 0 ? 0 : kfd_err;
+		goto out;
+	}
+	kfd_pid = getpid();
+	kfd_fd = open(KFD_PATH, O_RDWR | O_CLOEXEC);
+	if (kfd_fd < 0) {
+		ret = kfd_err = -errno;
+		goto out;
+	}
+	memset(&v, 0, sizeof(v));
+	if (ioctl(kfd_fd, AMDKFD_IOC_GET_VERSION, &v)) {
+		ret = -errno;
+		goto fail;
+	}
+	if (v.major_version != 1 || v.minor_version < 12) {
+		/* EXPORT_DMABUF arrived in KFD 1.12. */
+		ret = -EOPNOTSUPP;
+		goto fail;
+	}
+	ret = scan_topology();
+	if (ret)
+		goto fail;
+	for (i = 0; i < ngpus; i++) {
+		struct kfd_ioctl_acquire_vm_args a = {
+			.drm_fd = (uint32_t)gpus[i].drm_fd,
+			.gpu_id = gpus[i].gpu_id,
+		};
+
+		if (ioctl(kfd_fd, AMDKFD_IOC_ACQUIRE_VM, &a)) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	ret = 0;
+	goto out;
+fail:
+	close(kfd_fd);
+	kfd_fd = -1;
+	kfd_err = ret;
+out:
+	pthread_mutex_unlock(&kfd_lock);
+	return ret;
+}
+
+static int kfd_probe(void)
+{
+	if (access(KFD_PATH, R_OK | W_OK))
+		return -ENODEV;
+	return kfd_init();
+}
+
+int kp_kfd_device_count(void)
+{
+	return kfd_probe() ? 0 : ngpus;
+}
+
+/* A GPU virtual address range: reserved in the CPU address space so that
+ * no CPU mapping lands there, as ROCr does. */
+static void *reserve_va(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int map_to_gpu(struct kp_mem *m)
+{
+	uint32_t id = gpus[m->dev].gpu_id;
+	struct kfd_ioctl_map_memory_to_gpu_args a = {
+		.handle = m->handle,
+		.device_ids_array_ptr = (uintptr_t)&id,
+		.n_devices = 1,
+	};
+
+	return ioctl(kfd_fd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &a) ? -errno : 0;
+}
+
+static void unmap_free(struct kp_mem *m)
+{
+	uint32_t id = gpus[m->dev].gpu_id;
+	struct kfd_ioctl_unmap_memory_from_gpu_args u = {
+		.handle = m->handle,
+		.device_ids_array_ptr = (uintptr_t)&id,
+		.n_devices = 1,
+	};
+	struct kfd_ioctl_free_memory_of_gpu_args f = { .handle = m->handle };
+
+	ioctl(kfd_fd, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u);
+	ioctl(kfd_fd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f);
+	munmap(m->addr, m->size);
+	m->addr = NULL;
+}
+
+/* What allocating and importing both start with: the GPU, a VA range. */
+static int kfd_mem_begin(int dev, uint64_t size, struct kp_mem *m)
+{
+	int ret = kfd_init();
+
+	memset(m, 0, sizeof(*m));
+	m->dmabuf_fd = -1;
+	if (ret)
+		return ret;
+	if (dev < 0 || dev >= ngpus)
+		return -ENODEV;
+	m->addr = reserve_va(size);
+	if (!m->addr)
+		return -ENOMEM;
+	m->size = size;
+	m->dev = dev;
+	return 0;
+}
+
+static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args a;
+	struct kfd_ioctl_export_dmabuf_args e;
+	int ret = kfd_mem_begin(dev, size, m);
+
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.va_addr = (uintptr_t)m->addr;
+	a.size = size;
+	a.gpu_id = gpus[dev].gpu_id;
+	a.flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM |
+		  KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+		  KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE |
+		  KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
+	if (ioctl(kfd_fd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a)) {
+		ret = -errno;
+		munmap(m->addr, size);
+		return ret;
+	}
+	m->handle = a.handle;
+	ret = map_to_gpu(m);
+	if (ret)
+		goto fail;
+	memset(&e, 0, sizeof(e));
+	e.handle = m->handle;
+	e.flags = O_RDWR | O_CLOEXEC;
+	if (ioctl(kfd_fd, AMDKFD_IOC_EXPORT_DMABUF, &e)) {
+		ret = -errno;
+		goto fail;
+	}
+	m->dmabuf_fd = (int)e.dmabuf_fd;
+	return 0;
+fail:
+	unmap_free(m);
+	return ret;
+}
+
+static void kfd_free(struct kp_mem *m)
+{
+	if (m->dmabuf_fd >= 0)
+		close(m->dmabuf_fd);
+	m->dmabuf_fd = -1;
+	unmap_free(m);
+}
+
+static int kfd_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
+{
+	struct kfd_ioctl_import_dmabuf_args a;
+	int ret = kfd_mem_begin(dev, size, m);
+
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.va_addr = (uintptr_t)m->addr;
+	a.gpu_id = gpus[dev].gpu_id;
+	a.dmabuf_fd = (uint32_t)fd;
+	if (ioctl(kfd_fd, AMDKFD_IOC_IMPORT_DMABUF, &a)) {
+		ret = -errno;
+		munmap(m->addr, size);
+		m->addr = NULL;
+		return ret;
+	}
+	m->handle = a.handle;
+	ret = map_to_gpu(m);
+	if (ret)
+		unmap_free(m);
+	return ret;
+}
+
+static void kfd_unmap_import(struct kp_mem *m)
+{
+	unmap_free(m);
+}
+
+#else /* !KP_HAVE_KFD */
+
+void kp_kfd_fork(int prepare)
+{
+	(void)prepare;
+}
+
+static int kfd_probe(void)
+{
+	return -ENODEV;
+}
+
+int kp_kfd_device_count(void)
+{
+	return 0;
+}
+
+static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
+{
+	(void)dev; (void)size; (void)m;
+	return -ENODEV;
+}
+
+static void kfd_free(struct kp_mem *m)
+{
+	(void)m;
+}
+
+static int kfd_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
+{
+	(void)dev; (void)fd; (void)size; (void)m;
+	return -ENODEV;
+}
+
+static void kfd_unmap_import(struct kp_mem *m)
+{
+	(void)m;
+}
+
+#endif
+
+const struct kp_backend kp_backend_kfd = {
+	.name = "kfd",
+	.device = 1,
+	.probe = kfd_probe,
+	.alloc = kfd_alloc,
+	.free = kfd_free,
+	.map_import = kfd_map_import,
+	.unmap_import = kfd_unmap_import,
+};

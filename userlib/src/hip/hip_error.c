@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/* hipError_t names and strings, and how an errno becomes a hipError_t. */
+#include <errno.h>
+
+#include "hip_internal.h"
+
+static const struct {
+	hipError_t err;
+	const char *name;
+	const char *str;
+} errors[] = {
+	{ hipSuccess, "hipSuccess", "no error" },
+	{ hipErrorInvalidValue, "hipErrorInvalidValue", "invalid argument" },
+	{ hipErrorOutOfMemory, "hipErrorOutOfMemory", "out of memory" },
+	{ hipErrorNotInitialized, "hipErrorNotInitialized",
+	  "initialization error (is the kfdpool module loaded?)" },
+	{ hipErrorDeinitialized, "hipErrorDeinitialized", "driver shutting down" },
+	{ hipErrorInvalidConfiguration, "hipErrorInvalidConfiguration",
+	  "invalid configuration argument" },
+	{ hipErrorInvalidDevicePointer, "hipErrorInvalidDevicePointer",
+	  "invalid device pointer" },
+	{ hipErrorInsufficientDriver, "hipErrorInsufficientDriver",
+	  "driver version is insufficient" },
+	{ hipErrorNoDevice, "hipErrorNoDevice", "no device available" },
+	{ hipErrorInvalidDevice, "hipErrorInvalidDevice", "invalid device ordinal" },
+	{ hipErrorInvalidContext, "hipErrorInvalidContext", "invalid device context" },
+	{ hipErrorMapFailed, "hipErrorMapFailed", "mapping of buffer object failed" },
+	{ hipErrorUnmapFailed, "hipErrorUnmapFailed", "unmapping of buffer object failed" },
+	{ hipErrorAlreadyMapped, "hipErrorAlreadyMapped", "resource already mapped" },
+	{ hipErrorNotMapped, "hipErrorNotMapped", "resource not mapped" },
+	{ hipErrorPeerAccessUnsupported, "hipErrorPeerAccessUnsupported",
+	  "peer access is not supported between these two devices" },
+	{ hipErrorFileNotFound, "hipErrorFileNotFound", "file not found" },
+	{ hipErrorOperatingSystem, "hipErrorOperatingSystem", "OS call failed or operation not supported on this OS" },
+	{ hipErrorInvalidHandle, "hipErrorInvalidHandle", "invalid resource handle" },
+	{ hipErrorIllegalState, "hipErrorIllegalState", "the operation cannot be performed in the present state" },
+	{ hipErrorNotFound, "hipErrorNotFound", "named symbol not found" },
+	{ hipErrorNotReady, "hipErrorNotReady", "device not ready" },
+	{ hipErrorIllegalAddress, "hipErrorIllegalAddress", "an illegal memory access was encountered" },
+	{ hipErrorNotSupported, "hipErrorNotSupported", "operation not supported" },
+	{ hipErrorUnknown, "hipErrorUnknown", "unknown error" },
+	{ hipErrorRuntimeMemory, "hipErrorRuntimeMemory", "runtime memory call returned error" },
+	{ hipErrorRuntimeOther, "hipErrorRuntimeOther", "runtime call other than memory returned error" },
+};
+
+static int find(hipError_t e)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].err == e)
+			return (int)i;
+	return -1;
+}
+
+/* With a HIP runtime in the process, every code is the runtime's to name:
+ * it knows them all.  The table above serves processes without one. */
+KFDPOOL_EXPORT const char *hipGetErrorName(hipError_t hip_error)
+{
+	const struct kp_runtime *rt = kp_rt();
+	int i;
+
+	if (rt && rt->hipGetErrorName)
+		return rt->hipGetErrorName(hip_error);
+	i = find(hip_error);
+	return i < 0 ? "hipErrorUnknown" : errors[i].name;
+}
+
+KFDPOOL_EXPORT const char *hipGetErrorString(hipError_t hip_error)
+{
+	const struct kp_runtime *rt = kp_rt();
+	int i;
+
+	if (rt && rt->hipGetErrorString)
+		return rt->hipGetErrorString(hip_error);
+	i = find(hip_error);
+	return i < 0 ? "unknown error" : errors[i].str;
+}
+
+/*
+ * The mapping docs/library.md documents.  Argument errors never get here:
+ * they are hipErrorInvalidValue before any system call.
+ */
+KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
+{
+	if (err > 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return hipSuccess;
+	case -EINVAL:		/* bad field, corrupted record (magic) */
+	case -EXDEV:		/* record of another pool */
+	case -EBADF:		/* not an fd */
+	case -ENOTTY:		/* fd is not a pool */
+	case -EFAULT:
+	case -ENAMETOOLONG:
+		return hipErrorInvalidValue;
+	case -ENOMEM:
+	case -ENOSPC:		/* pool, global limit or entry cap */
+	case -EDQUOT:		/* per-user limit */
+	case -EMFILE:		/* out of fds */
+	case -ENFILE:
+	case -E2BIG:		/* larger than the backend allows (udmabuf) */
+		return hipErrorOutOfMemory;
+	case -ENOENT:		/* record revoked, never existed, altered */
+	case -ESTALE:		/* record's slot reused */
+	case -ENXIO:		/* validate without holding an import */
+		return hipErrorInvalidHandle;
+	case -EPERM:		/* owner-only operation on an import fd */
+	case -EACCES:		/* pool handle refused by its policy */
+		return hipErrorInvalidValue;
+	case -EOPNOTSUPP:	/* pool lacks the handle type / feature */
+		return hipErrorNotSupported;
+	case -ENODEV:		/* no GPU (device pool), no backend */
+		return hipErrorNoDevice;
+	case -EEXIST:
+		return hipErrorAlreadyMapped;
+	default:
+		return hipErrorUnknown;
+	}
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finding the HIP runtime at run time (hip_runtime.h), and telling the
+ * user when the process's hip* names resolve to the runtime instead of to
+ * this library.
+ *
+ * libkfdpool-hip never links libamdhip64: it is used with whatever runtime
+ * the program has, or none.  Where this library comes before the runtime
+ * (linked before it, or LD_PRELOADed), dlsym(RTLD_NEXT) finds the
+ * runtime's definitions behind ours.  Where it does not (loaded with
+ * dlopen, or after the runtime), a runtime already loaded is found by its
+ * soname with RTLD_NOLOAD.  Versioned lookups (dlvsym) ask for the same
+ * version the runtime defines, so that a newer runtime with several
+ * versions of a name gives the one HIP programs bind to.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hip_internal.h"
+
+static struct kp_runtime g_rt;
+static const struct kp_runtime *g_rt_found;	/* set once, release order */
+static pthread_mutex_t g_rt_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long g_rt_adds_seen = ~0ULL;
+
+/* Sonames of the runtime, newest first. */
+static const char *const rt_sonames[] = {
+	"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
+	"libamdhip64.so",
+};
+
+void kp_rt_fork(int prepare)
+{
+	if (prepare)
+		pthread_mutex_lock(&g_rt_mu);
+	else
+		pthread_mutex_unlock(&g_rt_mu);
+}
+
+void kp_say_once(int *once, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* The load address of the object holding @p (0 if none): this library's
+ * own definitions must never be taken for the runtime's. */
+static uintptr_t object_of(const void *p)
+{
+	Dl_info info;
+
+	if (!p || !dladdr(p, &info))
+		return 0;
+	return (uintptr_t)info.dli_fbase;
+}
+
+static uintptr_t self(void)
+{
+	return object_of((const void *)self);
+}
+
+static void *lookup(void *handle, const char *name, const char *version)
+{
+	void *p = dlvsym(handle, name, version);
+
+	if (!p)
+		p = dlsym(handle, name);
+	if (p && object_of(p) == self())
+		p = NULL;
+	return p;
+}
+
+/* Fill @rt from @handle; 0, or -1 when @handle has no HIP runtime. */
+static int resolve(void *handle, struct kp_runtime *rt)
+{
+	Dl_info info;
+
+	memset(rt, 0, sizeof(*rt));
+#define KP_RT_LOOKUP(name, version) \
+	rt->name = (__typeof__(rt->name))lookup(handle, #name, version);
+	KP_RT_FUNCS(KP_RT_LOOKUP)
+#undef KP_RT_LOOKUP
+	/* Every HIP runtime has it; a stray definition of one mempool name
+	 * elsewhere is not a runtime. */
+	if (!rt->hipGetErrorName)
+		return -1;
+	rt->path = dladdr((void *)rt->hipGetErrorName, &info) &&
+		   info.dli_fname ? info.dli_fname : "the HIP runtime";
+	return 0;
+}
+
+static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data = info->dlpi_adds;
+	return 1;	/* the counter is the same in every entry */
+}
+
+static int find_runtime(struct kp_runtime *rt)
+{
+	size_t i;
+	void *h;
+
+	if (!resolve(RTLD_NEXT, rt))
+		return 0;
+	for (i = 0; i < sizeof(rt_sonames) / sizeof(rt_sonames[0]); i++) {
+		h = dlopen(rt_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		/* Kept open: the runtime stays for the life of the process. */
+		if (!resolve(h, rt))
+			return 0;
+		dlclose(h);
+	}
+	return -1;
+}
+
+const struct kp_runtime *kp_rt(void)
+{
+	const struct kp_runtime *rt;
+	unsigned long long adds = 0;
+
+	rt = __atomic_load_n(&g_rt_found, __ATOMIC_ACQUIRE);
+	if (rt)
+		return rt;
+	pthread_mutex_lock(&g_rt_mu);
+	rt = g_rt_found;
+	if (!rt) {
+		/* Nothing new loaded since the last search: still none. */
+		dl_iterate_phdr(count_adds, &adds);
+		if (adds != g_rt_adds_seen) {
+			if (!find_runtime(&g_rt)) {
+				rt = &g_rt;
+				__atomic_store_n(&g_rt_found, rt,
+						 __ATOMIC_RELEASE);
+			} else {
+				g_rt_adds_seen = adds;
+			}
+		}
+	}
+	pthread_mutex_unlock(&g_rt_mu);
+	return rt;
+}
+
+/*
+ * Linked after libamdhip64, or reached through a library loaded after it,
+ * this library's hip* names lose to the runtime's and kfdpool is never
+ * asked: say so once at load, with the fix, instead of being bypassed in
+ * silence.  Not for a copy linked into the program itself (libkfdpool-hip.a):
+ * the program's own calls bind to it whatever comes later.
+ */
+static int g_order_said;
+
+__attribute__((constructor)) static void check_order(void)
+{
+	struct link_map *lm = NULL;
+	Dl_info me, info;
+	void *p = NULL;
+
+	if (!dladdr1((void *)check_order, &me, (void **)&lm,
+		     RTLD_DL_LINKMAP) || !lm || !lm->l_prev)
+		return;		/* the main program */
+#define KP_RT_CHECK(name, version) \
+	if (!p) { \
+		p = dlvsym(RTLD_DEFAULT, #name, version); \
+		if (!p) \
+			p = dlsym(RTLD_DEFAULT, #name); \
+		if (p && object_of(p) == (uintptr_t)me.dli_fbase) \
+			p = NULL; \
+		if (p) \
+			kp_say_once(&g_order_said, \
+				"kfdpool: %s resolves to %s, loaded before %s: " \
+				"kfdpool's pools and pointers are bypassed; link " \
+				"-lkfdpool-hip before -lamdhip64 (pkg-config " \
+				"--libs kfdpool-hip first) or run with " \
+				"LD_PRELOAD=libkfdpool-hip.so.1", #name, \
+				dladdr(p, &info) && info.dli_fname ? \
+				info.dli_fname : "another object", \
+				me.dli_fname); \
+	}
+	KP_HIP_EXPORTS(KP_RT_CHECK)
+#undef KP_RT_CHECK
+}

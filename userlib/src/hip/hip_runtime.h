@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HIP runtime of the process (libamdhip64), found at run time and never
+ * linked: what kfdpool forwards every call it does not own to, and what
+ * its device memory will come from.
+ *
+ * KP_HIP_EXPORTS lists the hip* names libkfdpool-hip defines, with the
+ * version node the runtime gives each (clr's hip_hcc.map; the version
+ * script userlib/libkfdpool-hip.map must agree, and
+ * userlib/test/symbols-check compares both with libamdhip64).
+ * KP_RT_ONLY lists runtime functions kfdpool calls without defining them.
+ *
+ * To call one more runtime function: add X(name, "version") to KP_RT_ONLY
+ * (its prototype must be in scope: kfdpool_hip.h's, or one declared
+ * below), then use kp_rt()->name, which is NULL when that runtime lacks
+ * the function.  Never call the runtime with kp_mu held: it may call back
+ * into hip* names that are ours.
+ */
+#ifndef KFDPOOL_HIP_RUNTIME_H
+#define KFDPOOL_HIP_RUNTIME_H
+
+#include "pool/pool.h"
+
+/* Runtime functions kfdpool calls but does not define. */
+hipError_t hipGetDeviceCount(int *count);
+
+#define KP_HIP_EXPORTS(X) \
+	X(hipFree, "hip_4.2") \
+	X(hipGetErrorName, "hip_4.2") \
+	X(hipGetErrorString, "hip_4.2") \
+	X(hipFreeAsync, "hip_5.1") \
+	X(hipMallocFromPoolAsync, "hip_5.1") \
+	X(hipMemPoolCreate, "hip_5.1") \
+	X(hipMemPoolDestroy, "hip_5.1") \
+	X(hipMemPoolExportPointer, "hip_5.1") \
+	X(hipMemPoolExportToShareableHandle, "hip_5.1") \
+	X(hipMemPoolGetAccess, "hip_5.1") \
+	X(hipMemPoolGetAttribute, "hip_5.1") \
+	X(hipMemPoolImportFromShareableHandle, "hip_5.1") \
+	X(hipMemPoolImportPointer, "hip_5.1") \
+	X(hipMemPoolSetAccess, "hip_5.1") \
+	X(hipMemPoolSetAttribute, "hip_5.1") \
+	X(hipMemPoolTrimTo, "hip_5.1")
+
+#define KP_RT_ONLY(X) \
+	X(hipGetDeviceCount, "hip_4.2")
+
+#define KP_RT_FUNCS(X) KP_HIP_EXPORTS(X) KP_RT_ONLY(X)
+
+/* The runtime's functions, each NULL when the runtime lacks it. */
+struct kp_runtime {
+	const char *path;	/* the runtime's file, for messages */
+#define KP_RT_MEMBER(name, version) __typeof__(name) *name;
+	KP_RT_FUNCS(KP_RT_MEMBER)
+#undef KP_RT_MEMBER
+};
+
+/*
+ * The HIP runtime of this process, or NULL when there is none.  Looked up
+ * on first use (the next object that defines the names, RTLD_NEXT, else an
+ * already loaded libamdhip64 by its soname); once found it is kept, and
+ * while none is found the lookup is repeated only after the process has
+ * loaded another object.  Thread-safe.
+ */
+const struct kp_runtime *kp_rt(void);
+
+/* Print one line on stderr, the first time only for this @once. */
+void kp_say_once(int *once, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
