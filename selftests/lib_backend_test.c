@@ -175,7 +175,10 @@ TEST(udmabuf_chunk_over_its_size_limit)
 	unsetenv("KFDPOOL_BACKEND");
 }
 
-/* KFDPOOL_CHUNK_SIZE: the chunk size of new pools, if it is a valid one. */
+/*
+ * KFDPOOL_CHUNK_SIZE: the chunk size of new pools; a value the library
+ * refuses makes no pool (never a silent default).
+ */
 TEST(chunk_size_from_the_environment)
 {
 	static const struct {
@@ -183,8 +186,8 @@ TEST(chunk_size_from_the_environment)
 		uint64_t chunk;
 	} cases[] = {
 		{ "128k", 128 << 10 }, { "1M", 1 << 20 }, { "262144", 256 << 10 },
-		{ "4096", 2 << 20 },		/* under 64 KiB: the default */
-		{ "100000", 2 << 20 },		/* not pages: the default */
+		{ "4096", 0 },			/* under 64 KiB: refused */
+		{ "100000", 0 },		/* not pages: refused */
 	};
 	unsigned int i;
 
@@ -193,6 +196,13 @@ TEST(chunk_size_from_the_environment)
 		void *p;
 
 		setenv("KFDPOOL_CHUNK_SIZE", cases[i].value, 1);
+		if (!cases[i].chunk) {
+			EXPECT_EQ(hipErrorInvalidValue, lh_pool(&pool,
+					hipMemHandleTypePosixFileDescriptor, 0)) {
+				TH_LOG("KFDPOOL_CHUNK_SIZE=%s", cases[i].value);
+			}
+			continue;
+		}
 		ASSERT_EQ(hipSuccess, lh_pool(&pool,
 				hipMemHandleTypePosixFileDescriptor, 0));
 		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool,

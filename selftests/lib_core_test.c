@@ -222,10 +222,12 @@ TEST_F(core, vector_arguments)
 /*
  * KFDPOOL_BATCH sets the transport when the process first uses the batch
  * calls.  Each value in a child of its own, whose library has not looked
- * yet; an unknown value leaves the automatic choice.
+ * yet; an unknown value is refused: the batch calls fail with -EINVAL and
+ * export nothing (@refused).
  */
 static int core_batch_child(int pool, const char *value,
-			    enum kfdpool_batch_mode want, uint32_t entry)
+			    enum kfdpool_batch_mode want, bool refused,
+			    uint32_t entry)
 {
 	struct kfdpool_export ex[3] = {};
 	int i;
@@ -236,6 +238,8 @@ static int core_batch_child(int pool, const char *value,
 		ex[i].offset = 4096 * i;
 		ex[i].size = 4096;
 	}
+	if (refused)
+		return kfdpool_exportv(pool, ex, 3) == -EINVAL ? 0 : 5;
 	if (kfdpool_exportv(pool, ex, 3) != 3)
 		return 1;
 	for (i = 0; i < 3; i++)
@@ -253,12 +257,14 @@ TEST_F(core, environment_chooses_the_transport)
 	static const struct {
 		const char *value;
 		enum kfdpool_batch_mode mode;
+		bool refused;
 	} cases[] = {
 		{ "uring", KFDPOOL_BATCH_URING },
 		{ "ioctl", KFDPOOL_BATCH_IOCTL },
 		{ "single", KFDPOOL_BATCH_SINGLE },
 		/* auto, several elements, io_uring available: io_uring */
-		{ "bogus", KFDPOOL_BATCH_URING },
+		{ "auto", KFDPOOL_BATCH_URING },
+		{ "bogus", KFDPOOL_BATCH_AUTO, true },
 	};
 	struct kfdpool_query q;
 	unsigned int i;
@@ -274,7 +280,8 @@ TEST_F(core, environment_chooses_the_transport)
 		ASSERT_LE(0, pid);
 		if (!pid)
 			_exit(core_batch_child(self->pool, cases[i].value,
-					       cases[i].mode, self->entry[0]));
+					       cases[i].mode, cases[i].refused,
+					       self->entry[0]));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
 			TH_LOG("KFDPOOL_BATCH=%s: step %d", cases[i].value,
