@@ -14,11 +14,22 @@
  *  - a success agrees with the model: an import returns what was exported,
  *    an unpin revokes the records the entry had, a release drops an import
  *    that was held, nothing is revoked or released twice;
- *  - the pool's figures (stats ioctl) equal the model's whenever no child
- *    is alive: entries, draining entries, records, reserved, draining and
- *    imported bytes, each fd's imports, import fds; used bytes lie between
- *    the largest record and the sum of all.
+ *  - the pool's figures (stats ioctl, and the pool's element of
+ *    POOL_LIST) equal the model's whenever no child is alive: entries,
+ *    draining entries, records, reserved, draining and imported bytes, each
+ *    fd's imports, import fds; used bytes lie between the bytes the live
+ *    records cover (overlaps once) and the sum of their sizes.
+ *  - what the ABI pins to one errno does fail with it (ANY pool handles
+ *    while allow_any_handles is off: EPERM).
  * A break is a violation: counted, printed, and the test fails.
+ *
+ * FS_ACCT: the uapi has held entries (kfdpool_pool_stats.held_bytes): used
+ * bytes are exactly the union of the live records' intervals, and an entry
+ * the pool handed an fd of (an IMPORT without VALIDATE, ours or a child's)
+ * is not freed when it settles while its dma-buf is still referenced
+ * outside the module (our own fd of it, always, for the dma-bufs the
+ * thread keeps): it stays, held, in the entries, reserved and draining
+ * figures, until that fd is closed.
  */
 #ifndef KFDPOOL_FUZZ_MODEL_H
 #define KFDPOOL_FUZZ_MODEL_H
@@ -33,6 +44,8 @@
 
 #define FS_POOLS	3	/* pools of one thread */
 #define FS_BUFS		6	/* dma-bufs of one thread, 1..6 pages */
+#define FS_ABUFS	3	/* dma-bufs of ALLOC, kept to pin elsewhere */
+#define FS_NBUF		(FS_BUFS + FS_ABUFS)
 #define FS_ENTRIES	16	/* entry slots of a pool (live and draining) */
 #define FS_RECS		32	/* live record slots of a pool */
 #define FS_STALE	16	/* revoked records kept to present again */
@@ -53,12 +66,14 @@
 
 static const char *const fs_op_names[FS_NOPS] = {
 	[0x00] = "QUERY", [0x01] = "POOL_CREATE",
-	[0x02] = "POOL_IMPORT_HANDLE", [0x10] = "POOL_STATS",
+	[0x02] = "POOL_IMPORT_HANDLE", [0x03] = "POOL_LIST",
+	[0x10] = "POOL_STATS",
 	[0x11] = "POOL_EXPORT", [0x12] = "PIN", [0x13] = "UNPIN",
 	[0x14] = "EXPORT", [0x15] = "REVOKE", [0x16] = "IMPORT",
 	[0x17] = "RELEASE", [0x18] = "EXPORT_BATCH", [0x19] = "REVOKE_BATCH",
 	[0x1a] = "IMPORT_BATCH", [0x1b] = "RELEASE_BATCH",
 	[0x1c] = "HANDLE_EXPORT", [0x1d] = "HANDLE_ROTATE",
+	[0x1e] = "ALLOC",
 	[FS_OP_URING + 0] = "uring EXPORT", [FS_OP_URING + 1] = "uring REVOKE",
 	[FS_OP_URING + 2] = "uring IMPORT", [FS_OP_URING + 3] = "uring RELEASE",
 	[FS_OP_URING_V + 0] = "uring EXPORT_BATCH",
@@ -69,6 +84,20 @@ static const char *const fs_op_names[FS_NOPS] = {
 };
 
 #define FS_NMSG 6
+
+#ifdef KFDPOOL_POOL_STATS_SIZE_VER0
+#define FS_ACCT 1
+#else
+#define FS_ACCT 0
+#endif
+
+/*
+ * A pool handle of policy ANY (of a pool fuzz_test shares), made before the
+ * fuzzers start with allow_any_handles switched on for that moment, and
+ * whether the administrator allows ANY handles (else EPERM for them).
+ */
+static struct kfdpool_pool_handle fs_any_handle;
+static bool fs_have_any_handle, fs_any_allowed;
 
 /* Figures of all fuzzers (in MAP_SHARED memory). */
 #define FS_NERR 134	/* errnos counted per command */
@@ -121,6 +150,12 @@ struct fs_entry {
 	uint64_t size, cookie;
 	bool draining;
 	bool child;		/* a live child may hold imports of it */
+	bool ghost;		/* an fd of ours held imports of it when we
+				 * closed it: a fork of another thread may
+				 * keep that file a moment longer */
+	uint8_t handed;		/* an IMPORT made an fd of it: 2 ours (or
+				 * UNPIN said so), 1 maybe (a child's) */
+	uint32_t bufgen;	/* s->bufgen[buf] when pinned */
 };
 
 struct fs_rec {
@@ -151,8 +186,9 @@ struct fs_thread {
 	struct fs_stats *st;
 	int id;			/* for messages: process * threads + thread */
 	int ctl;
-	int bufs[FS_BUFS];
-	uint64_t bufsize[FS_BUFS];
+	int bufs[FS_NBUF];	/* [FS_BUFS...]: ALLOC's, -1 when free */
+	uint64_t bufsize[FS_NBUF];
+	uint32_t bufgen[FS_NBUF];	/* bumped when the slot's fd closes */
 	int others[6];		/* not pool fds: files of other kinds, fds
 				 * that are not open */
 	struct fs_pool pool[FS_POOLS];
@@ -258,7 +294,22 @@ static void fs_free_entry(struct fs_pool *P, int e)
 		P->holds[f][e] = 0;
 }
 
-/* A draining entry nobody (known) holds any more is gone. */
+/* Whether entry @e's dma-buf is still the one of our slot, open. */
+static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E)
+{
+	return s->bufs[E->buf] >= 0 && E->bufgen == s->bufgen[E->buf];
+}
+
+/*
+ * FS_ACCT: a settled entry the pool handed an fd of stays, held, while
+ * anything outside the module references its dma-buf: our own fd does.
+ */
+static bool fs_stays_held(struct fs_thread *s, const struct fs_entry *E)
+{
+	return FS_ACCT && E->handed && fs_buf_open(s, E);
+}
+
+/* A draining entry nobody (known) holds any more is gone, or held. */
 static void fs_drop_unheld(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
@@ -266,8 +317,18 @@ static void fs_drop_unheld(struct fs_thread *s, int p)
 
 	for (e = 0; e < FS_ENTRIES; e++)
 		if (P->ent[e].id && P->ent[e].draining && !P->ent[e].child &&
-		    !fs_holders(P, e))
+		    !fs_holders(P, e) && !fs_stays_held(s, &P->ent[e]))
 			fs_free_entry(P, e);
+}
+
+/* Held entries of pool @p (draining, no import counted). */
+static int fs_nheld(struct fs_pool *P)
+{
+	int e, n = 0;
+
+	for (e = 0; e < FS_ENTRIES; e++)
+		n += P->ent[e].id && P->ent[e].draining && !fs_holders(P, e);
+	return n;
 }
 
 static void fs_stale_add(struct fs_pool *P, const struct kfdpool_record *r)
@@ -354,8 +415,11 @@ static void fs_close_fd(struct fs_thread *s, int p, int f)
 	fs_fd_mark(P->fd[f], false);
 	close(P->fd[f]);
 	P->fd[f] = -1;
-	for (e = 0; e < FS_ENTRIES; e++)
+	for (e = 0; e < FS_ENTRIES; e++) {
+		if (P->holds[f][e])
+			P->ent[e].ghost = true;
 		P->holds[f][e] = 0;
+	}
 	fs_drop_unheld(s, p);
 }
 
@@ -431,6 +495,10 @@ static const struct fs_layout fs_layouts[] = {
 	  offsetof(struct kfdpool_batch, pad), false),
 	L(KFDPOOL_IOC_RELEASE_BATCH, kfdpool_batch, flags, 0,
 	  offsetof(struct kfdpool_batch, pad), false),
+	L(KFDPOOL_IOC_ALLOC, kfdpool_alloc, flags, 0,
+	  offsetof(struct kfdpool_alloc, pad), true),
+	L(KFDPOOL_IOC_POOL_LIST, kfdpool_pool_list, flags, 0,
+	  offsetof(struct kfdpool_pool_list, pad), false),
 	{ KFDPOOL_IOC_QUERY, -1, 0, offsetof(struct kfdpool_query, pad), 4,
 	  false, true },
 #undef L
@@ -458,6 +526,7 @@ struct fs_call {
 	bool read_only;
 	enum fs_mut mut;
 	const char *why;	/* what made it a must-fail call */
+	int want;		/* -errno it must fail with (0: any) */
 };
 
 /*
@@ -552,6 +621,9 @@ static long fs_call(struct fs_thread *s, struct fs_call *c, const char *what)
 
 	if (ret >= 0 && c->must_fail)
 		fs_violation(s, "%s succeeded with %s", what, c->why);
+	else if (c->want && ret != c->want)
+		fs_violation(s, "%s with %s: %ld, not %d", what, c->why, ret,
+			     c->want);
 	/* The outputs, wherever they went. */
 	if (c->read_only)
 		memcpy(s->buf, s->ro, _IOC_SIZE(c->cmd) < FS_PAGE ?
@@ -634,6 +706,12 @@ static const char *fs_pick_record(struct fs_thread *s, int p, bool spoil,
 		return NULL;
 	*out = P->rec[i].r;
 	*rec_slot = i;
+	/*
+	 * An import of it may hand out an fd even if the call is then undone
+	 * (its copy back failed): the kernel may hold the entry from now on.
+	 */
+	if (!P->ent[P->rec[i].ent].handed)
+		P->ent[P->rec[i].ent].handed = 1;
 	return "";
 }
 
@@ -655,13 +733,14 @@ static int fs_broken(struct fs_thread *s, int p, const char *fmt, ...)
 	return -1;
 }
 
-/* The live entry of @P that pins dma-buf @b, or -1. */
-static int fs_buf_live(struct fs_pool *P, int b)
+/* The live entry of @P that pins dma-buf slot @b as it is now, or -1. */
+static int fs_buf_live(struct fs_thread *s, struct fs_pool *P, int b)
 {
 	int e;
 
 	for (e = 0; e < FS_ENTRIES; e++)
-		if (P->ent[e].id && !P->ent[e].draining && P->ent[e].buf == b)
+		if (P->ent[e].id && !P->ent[e].draining && P->ent[e].buf == b &&
+		    P->ent[e].bufgen == s->bufgen[b])
 			return e;
 	return -1;
 }
@@ -686,9 +765,39 @@ static int fs_did_pin(struct fs_thread *s, int p, int b,
 		return fs_broken(s, p, "more entries than the model holds");
 	P->ent[e].id = x->entry_id;
 	P->ent[e].buf = b;
+	P->ent[e].bufgen = s->bufgen[b];
 	P->ent[e].size = x->size;
 	P->ent[e].cookie = x->cookie;
 	return 0;
+}
+
+/*
+ * ALLOC made dma-buf @fd of @size bytes, pinned in @p: it takes an ALLOC
+ * slot (the oldest is closed when none is free) and an entry.
+ */
+static void fs_buf_close(struct fs_thread *s, int b);
+
+static int fs_did_alloc(struct fs_thread *s, int p, uint64_t size,
+			uint64_t cookie, const struct kfdpool_alloc *x)
+{
+	struct kfdpool_pin pin = { .size = size, .cookie = cookie,
+				   .entry_id = x->entry_id };
+	int a;
+
+	if (x->fd < 0) {
+		fs_broken(s, p, "ALLOC succeeded without an fd");
+		return -1;
+	}
+	a = FS_PICK(s, FS_ABUFS, s->bufs[FS_BUFS + __i] < 0);
+	if (a < 0) {
+		a = fs_below(s, FS_ABUFS);
+		fs_buf_close(s, FS_BUFS + a);
+	}
+	a += FS_BUFS;
+	s->bufs[a] = x->fd;
+	s->bufsize[a] = size;
+	fs_fd_mark(x->fd, true);
+	return fs_did_pin(s, p, a, &pin);
 }
 
 static int fs_did_unpin(struct fs_thread *s, int p,
@@ -708,9 +817,23 @@ static int fs_did_unpin(struct fs_thread *s, int p,
 		return fs_broken(s, p, "UNPIN revoked %u records, entry had %u",
 				 x->revoked, recs);
 	held = fs_holders(P, e) > 0;
-	if (held ? !x->draining : x->draining && !P->ent[e].child)
+	/*
+	 * Without imports of ours it may still be draining: a child's, a
+	 * file of ours another thread's fork has not closed yet, or (FS_ACCT)
+	 * held because an fd of it is open outside: then it surely is while
+	 * we keep the dma-buf and handed an fd of it ourselves.
+	 */
+	if (held ? !x->draining : x->draining && !P->ent[e].child &&
+	    !P->ent[e].ghost && !(FS_ACCT && P->ent[e].handed))
 		return fs_broken(s, p, "UNPIN draining %u, entry %s imports",
 				 x->draining, held ? "has" : "has no");
+	if (!x->draining && P->ent[e].handed == 2 &&
+	    fs_stays_held(s, &P->ent[e]))
+		return fs_broken(s, p, "UNPIN: entry %u, handed out and its dma-buf open, not held",
+				 x->entry_id);
+	/* Draining with no import of ours: a child's or held, handed out. */
+	if (x->draining)
+		P->ent[e].handed = 2;
 	for (i = 0; i < FS_RECS; i++) {
 		if (P->rec[i].live && P->rec[i].ent == e) {
 			P->rec[i].live = false;
@@ -721,6 +844,7 @@ static int fs_did_unpin(struct fs_thread *s, int p,
 		P->ent[e].draining = true;
 	else
 		fs_free_entry(P, e);
+	fs_drop_unheld(s, p);
 	return 0;
 }
 
@@ -790,6 +914,7 @@ static int fs_did_import(struct fs_thread *s, int p, int f,
 	if (fd < 0)
 		return fs_broken(s, p, "IMPORT succeeded without an fd");
 	P->holds[f][e]++;
+	P->ent[e].handed = 2;
 	return 0;
 }
 
@@ -810,44 +935,94 @@ static int fs_did_release(struct fs_thread *s, int p, int f, uint32_t id)
 /* The model against the pool's figures                                */
 /* ------------------------------------------------------------------ */
 
-static bool fs_check_pool(struct fs_thread *s, int p, bool report)
+/* The model's figures of a pool. */
+struct fs_figs {
+	uint64_t reserved, draining, imported, held, used_union, used_sum;
+	uint64_t fdbytes[FS_FDS];
+	uint32_t nent, ndrain, nheld, nrec, nimp, fdimps[FS_FDS];
+};
+
+/* Bytes of entry @e that its live records cover, overlaps once. */
+static uint64_t fs_covered(struct fs_pool *P, int e)
 {
-	struct fs_pool *P = &s->pool[p];
-	uint64_t reserved = 0, draining = 0, imported = 0, used_max = 0,
-		 used_sum = 0, fdbytes[FS_FDS] = {};
-	uint32_t nent = 0, ndrain = 0, nrec = 0, nimp = 0, fdimps[FS_FDS] = {};
-	struct kfdpool_pool_stats st;
-	const char *bad = NULL;
-	char what[160] = "";
+	uint64_t lo[FS_RECS], hi[FS_RECS], t, sum = 0, end = 0;
+	int i, j, n = 0;
+
+	for (i = 0; i < FS_RECS; i++) {
+		if (!P->rec[i].live || P->rec[i].ent != e)
+			continue;
+		lo[n] = P->rec[i].r.offset;
+		hi[n++] = P->rec[i].r.offset + P->rec[i].r.size;
+	}
+	for (i = 1; i < n; i++)		/* insertion sort by start */
+		for (j = i; j > 0 && lo[j - 1] > lo[j]; j--) {
+			t = lo[j]; lo[j] = lo[j - 1]; lo[j - 1] = t;
+			t = hi[j]; hi[j] = hi[j - 1]; hi[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (hi[i] <= end)
+			continue;
+		sum += hi[i] - (lo[i] > end ? lo[i] : end);
+		end = hi[i];
+	}
+	return sum;
+}
+
+static void fs_figures(struct fs_pool *P, struct fs_figs *g)
+{
 	int e, f, i;
 
+	memset(g, 0, sizeof(*g));
 	for (e = 0; e < FS_ENTRIES; e++) {
 		if (!P->ent[e].id)
 			continue;
-		nent++;
-		reserved += P->ent[e].size;
+		g->nent++;
+		g->reserved += P->ent[e].size;
+		g->used_union += fs_covered(P, e);
 		if (P->ent[e].draining) {
-			ndrain++;
-			draining += P->ent[e].size;
+			g->ndrain++;
+			g->draining += P->ent[e].size;
+			if (!fs_holders(P, e)) {
+				g->nheld++;
+				g->held += P->ent[e].size;
+			}
 		}
 		for (f = 0; f < FS_FDS; f++) {
 			if (!P->holds[f][e])
 				continue;
-			fdimps[f]++;
-			fdbytes[f] += P->ent[e].size;
-			imported += P->ent[e].size;
+			g->fdimps[f]++;
+			g->fdbytes[f] += P->ent[e].size;
+			g->imported += P->ent[e].size;
 		}
 	}
 	for (i = 0; i < FS_RECS; i++) {
 		if (!P->rec[i].live)
 			continue;
-		nrec++;
-		used_sum += P->rec[i].r.size;
-		if (P->rec[i].r.size > used_max)
-			used_max = P->rec[i].r.size;
+		g->nrec++;
+		g->used_sum += P->rec[i].r.size;
 	}
 	for (f = 1; f < FS_FDS; f++)
-		nimp += P->fd[f] >= 0;
+		g->nimp += P->fd[f] >= 0;
+}
+
+/* Used bytes: the union (FS_ACCT), else between it and the sum. */
+static bool fs_used_ok(const struct fs_figs *g, uint64_t used)
+{
+	if (FS_ACCT)
+		return used == g->used_union;
+	return used >= g->used_union && used <= g->used_sum;
+}
+
+static bool fs_check_pool(struct fs_thread *s, int p, bool report)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_pool_stats st;
+	const char *bad = NULL;
+	char what[160] = "";
+	struct fs_figs g;
+	int f;
+
+	fs_figures(P, &g);
 
 	for (f = 0; f < FS_FDS && !bad; f++) {
 		if (P->fd[f] < 0)
@@ -867,24 +1042,28 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 				 (unsigned long long)(want));		\
 		}
 		FS_EXPECT(mode, f ? KFDPOOL_MODE_IMPORT : KFDPOOL_MODE_OWNER);
-		FS_EXPECT(entries, nent);
-		FS_EXPECT(draining_entries, ndrain);
-		FS_EXPECT(records, nrec);
-		FS_EXPECT(reserved_bytes, reserved);
-		FS_EXPECT(draining_bytes, draining);
-		FS_EXPECT(imported_bytes, imported);
-		FS_EXPECT(import_fds, nimp);
-		FS_EXPECT(fd_imports, fdimps[f]);
-		FS_EXPECT(fd_imported_bytes, fdbytes[f]);
+		FS_EXPECT(entries, g.nent);
+		FS_EXPECT(draining_entries, g.ndrain);
+		FS_EXPECT(records, g.nrec);
+		FS_EXPECT(reserved_bytes, g.reserved);
+		FS_EXPECT(draining_bytes, g.draining);
+		FS_EXPECT(imported_bytes, g.imported);
+		FS_EXPECT(import_fds, g.nimp);
+		FS_EXPECT(fd_imports, g.fdimps[f]);
+		FS_EXPECT(fd_imported_bytes, g.fdbytes[f]);
 		FS_EXPECT(handle_types, P->types);
 		FS_EXPECT(limit, P->limit);
+#if FS_ACCT
+		FS_EXPECT(held_entries, g.nheld);
+		FS_EXPECT(held_bytes, g.held);
+#endif
 #undef FS_EXPECT
-		if (!bad && (st.used_bytes < used_max || st.used_bytes > used_sum)) {
+		if (!bad && !fs_used_ok(&g, st.used_bytes)) {
 			bad = "used_bytes";
-			snprintf(what, sizeof(what), "used_bytes %llu, records' %llu..%llu",
+			snprintf(what, sizeof(what), "used_bytes %llu, records cover %llu, sum %llu",
 				 (unsigned long long)st.used_bytes,
-				 (unsigned long long)used_max,
-				 (unsigned long long)used_sum);
+				 (unsigned long long)g.used_union,
+				 (unsigned long long)g.used_sum);
 		}
 		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
 			bad = "id";

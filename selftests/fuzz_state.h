@@ -44,14 +44,18 @@ static bool fs_pin(struct fs_thread *s, int p)
 	enum fs_mut m = fs_pick_mut(s);
 	int b, e;
 
-	b = FS_PICK(s, FS_BUFS, fs_buf_live(P, __i) < 0);
+	b = FS_PICK(s, FS_NBUF, s->bufs[__i] >= 0 &&
+		    fs_buf_live(s, P, __i) < 0);
 	if (FS_PICK(s, FS_ENTRIES, !P->ent[__i].id) < 0)
 		b = -1;		/* no room in the model */
 	if (b < 0 && fs_below(s, 4))
 		return false;
 	x->cookie = rel_rand(&s->seed);
 	if (m == FS_SEMANTIC) {
-		e = fs_live_entry(s, P);
+		/* A live entry whose dma-buf we still hold the fd of. */
+		e = FS_PICK(s, FS_ENTRIES, P->ent[__i].id &&
+			    !P->ent[__i].draining &&
+			    fs_buf_open(s, &P->ent[__i]));
 		c.must_fail = true;
 		if (e >= 0 && fs_below(s, 2)) {
 			b = P->ent[e].buf;
@@ -71,6 +75,228 @@ static bool fs_pin(struct fs_thread *s, int p)
 	if (fs_call(s, &c, "PIN") < 0 || c.must_fail)
 		return true;
 	fs_did_pin(s, p, b, (void *)s->buf);
+	return true;
+}
+
+/*
+ * Close ALLOC slot @b: its entries stay pinned, but from now on nothing
+ * outside the module keeps their dma-buf, so (FS_ACCT) the held ones go.
+ */
+static void fs_buf_close(struct fs_thread *s, int b)
+{
+	int p;
+
+	fs_fd_mark(s->bufs[b], false);
+	close(s->bufs[b]);
+	s->bufs[b] = -1;
+	s->bufgen[b]++;
+	for (p = 0; p < FS_POOLS; p++)
+		fs_drop_unheld(s, p);
+}
+
+/* Host memory from the module, pinned: a dma-buf like the others. */
+static bool fs_alloc(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_alloc *x = fs_arg(s);
+	struct fs_call c = { .fd = P->fd[0] };
+	enum fs_mut m = fs_pick_mut(s);
+	uint64_t size, cookie;
+	long ret;
+
+	if (FS_PICK(s, FS_ENTRIES, !P->ent[__i].id) < 0 && m != FS_SEMANTIC)
+		return false;	/* no room in the model */
+	size = x->size = FS_PAGE * (1 + fs_below(s, 4));
+	cookie = x->cookie = rel_rand(&s->seed);
+	if (m == FS_SEMANTIC) {
+		c.must_fail = true;
+		switch (fs_below(s, 3)) {
+		case 0:
+			x->size = 0;
+			c.why = "size 0";
+			break;
+		case 1:
+			x->size += 1 + fs_below(s, FS_PAGE - 1);
+			c.why = "size not a page multiple";
+			break;
+		default:
+			x->size = 1ull << (50 + fs_below(s, 13));
+			c.why = "more than the machine has";
+		}
+	}
+	fs_apply(s, &c, p, KFDPOOL_IOC_ALLOC, sizeof(*x), m);
+	ret = fs_call(s, &c, "ALLOC");
+	x = (void *)s->buf;
+	if (ret < 0)
+		return true;
+	if (c.must_fail) {
+		if (!c.read_only && x->fd > 2)
+			close(x->fd);
+		return true;
+	}
+	fs_did_alloc(s, p, size, cookie, x);
+	return true;
+}
+
+/* POOL_LIST elements of our pools that differ from the model. */
+static const char *fs_list_elem(struct fs_thread *s, int q,
+				const struct kfdpool_pool_info *in)
+{
+	struct fs_pool *P = &s->pool[q];
+	static __thread char what[160];
+	char name[KFDPOOL_NAME_LEN];
+	struct fs_figs g;
+
+	snprintf(name, sizeof(name), "fz%d.%d", s->id, q);
+	if (strncmp(in->name, name, sizeof(name)) || in->limit != P->limit ||
+	    in->handle_types != P->types)
+		return "name, limit or handle types";
+	if (fs_child_on(s, q))
+		return NULL;
+	fs_figures(P, &g);
+#define FS_LEXPECT(field, want)						\
+	if ((uint64_t)in->field != (uint64_t)(want)) {			\
+		snprintf(what, sizeof(what), #field " %llu, model %llu",\
+			 (unsigned long long)in->field,			\
+			 (unsigned long long)(want));			\
+		return what;						\
+	}
+	FS_LEXPECT(entries, g.nent);
+	FS_LEXPECT(draining_entries, g.ndrain);
+	FS_LEXPECT(records, g.nrec);
+	FS_LEXPECT(reserved_bytes, g.reserved);
+	FS_LEXPECT(draining_bytes, g.draining);
+	FS_LEXPECT(imported_bytes, g.imported);
+	FS_LEXPECT(import_fds, g.nimp);
+#if FS_ACCT
+	FS_LEXPECT(held_entries, g.nheld);
+	FS_LEXPECT(held_bytes, g.held);
+	FS_LEXPECT(state, 0);
+#endif
+#undef FS_LEXPECT
+	if (!fs_used_ok(&g, in->used_bytes))
+		return "used_bytes";
+	return NULL;
+}
+
+/*
+ * One listing, a page at a time: NULL when each pool of ours is in it
+ * once, as the model has it, and the element tails past the kernel's
+ * struct are zeroed; else what is wrong.
+ */
+static const char *fs_list_all(struct fs_thread *s, size_t isz,
+			       unsigned int per, enum fs_mut m)
+{
+	const size_t ksz = sizeof(struct kfdpool_pool_info);
+	unsigned int seen[FS_POOLS] = {}, i, q, pages;
+	struct kfdpool_pool_list *x;
+	uint64_t cursor = 0;
+	const char *bad;
+	size_t k;
+
+	for (pages = 0; pages < 64; pages++) {
+		struct fs_call c = { .fd = s->ctl };
+
+		x = fs_arg(s);
+		x->pools = (uintptr_t)s->elems;
+		x->count = per;
+		x->info_size = isz;
+		x->cursor = cursor;
+		memset(s->elems, 0xa5, per * isz);
+		fs_apply(s, &c, -1, KFDPOOL_IOC_POOL_LIST, sizeof(*x), m);
+		if (fs_call(s, &c, "POOL_LIST") < 0)
+			return NULL;	/* no memory, say: nothing to check */
+		x = (void *)s->buf;
+		if (x->count > per)
+			return "more elements than asked";
+		for (i = 0; i < x->count; i++) {
+			const unsigned char *el = s->elems + i * isz;
+
+			for (k = ksz; k < isz; k++)
+				if (el[k])
+					return "element tail not zeroed";
+			for (q = 0; q < FS_POOLS; q++) {
+				if (s->pool[q].fd[0] < 0 ||
+				    memcmp(el, s->pool[q].id, KFDPOOL_ID_LEN))
+					continue;
+				seen[q]++;
+				bad = fs_list_elem(s, q, (const void *)el);
+				if (bad)
+					return bad;
+			}
+		}
+		cursor = x->next_cursor;
+		if (!cursor)
+			break;
+	}
+	if (cursor)
+		return NULL;	/* more pools than we look at: no verdict */
+	for (q = 0; q < FS_POOLS; q++)
+		if (s->pool[q].fd[0] >= 0 && seen[q] != 1)
+			return seen[q] ? "a pool of ours listed twice" :
+					 "a pool of ours not listed";
+	return NULL;
+}
+
+/*
+ * POOL_LIST: every pool of ours listed exactly once with the model's
+ * figures (a mismatch counts only if it stays, as in fs_check), or one
+ * call with one thing changed.
+ */
+static bool fs_list(struct fs_thread *s, int p)
+{
+	size_t isz = sizeof(struct kfdpool_pool_info);
+	struct kfdpool_pool_list *x;
+	enum fs_mut m = fs_pick_mut(s);
+	const char *bad = NULL;
+	unsigned int per;
+	int tries;
+
+	if (fs_below(s, 2))
+		isz += 8 * (1 + fs_below(s, 4));	/* a later version's */
+	per = 1 + fs_below(s, 16);
+	if (m == FS_VALID || m == FS_LONG_ZERO) {
+		for (tries = 0; tries < 50; tries++) {
+			bad = fs_list_all(s, isz, per, m);
+			if (!bad)
+				return true;
+			usleep(2000);
+		}
+		fs_violation(s, "POOL_LIST: %s", bad);
+		return true;
+	}
+	{
+		struct fs_call c = { .fd = s->ctl };
+
+		x = fs_arg(s);
+		x->pools = (uintptr_t)s->elems;
+		x->count = per;
+		x->info_size = isz;
+		if (m == FS_SEMANTIC) {
+			c.must_fail = true;
+			switch (fs_below(s, 3)) {
+			case 0:
+				x->count = KFDPOOL_POOL_LIST_MAX + 1 +
+					   fs_below(s, 1000);
+				c.why = "count over KFDPOOL_POOL_LIST_MAX";
+				break;
+			case 1:
+				x->info_size = fs_below(s, 16) * 8;
+				c.why = "info_size under the first version's";
+				break;
+			default:
+				x->info_size = 4097 + fs_below(s, 4096);
+				c.why = "info_size over 4096";
+			}
+		} else if (m == FS_IMPORT_FD || m == FS_OTHER_FILE) {
+			c.fd = s->pool[p].fd[0];
+			c.must_fail = true;
+			c.why = "control command on a pool fd";
+			m = FS_VALID;
+		}
+		fs_apply(s, &c, -1, KFDPOOL_IOC_POOL_LIST, sizeof(*x), m);
+		fs_call(s, &c, "POOL_LIST");
+	}
 	return true;
 }
 
@@ -350,6 +576,12 @@ static bool fs_handle_export(struct fs_thread *s, int p)
 	if (!(P->types & KFDPOOL_HANDLE_TYPE_FABRIC)) {
 		c.must_fail = true;
 		c.why = "pool without fabric handles";
+	} else if (x->policy == KFDPOOL_HANDLE_POLICY_ANY && !fs_any_allowed &&
+		   !c.must_fail) {
+		c.must_fail = true;
+		c.why = "policy ANY while allow_any_handles is off";
+		if (m == FS_VALID || m == FS_LONG_ZERO)
+			c.want = -EPERM;
 	}
 	fs_apply(s, &c, p, KFDPOOL_IOC_HANDLE_EXPORT, sizeof(*x), m);
 	if (fs_call(s, &c, "HANDLE_EXPORT") < 0 || c.must_fail)
@@ -373,6 +605,7 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 	struct fs_call c = { .fd = s->ctl };
 	enum fs_mut m = fs_pick_mut(s);
 	int n = P->nhandles < FS_HANDLES ? P->nhandles : FS_HANDLES;
+	bool any = false;
 	int h, f;
 
 	if (!n)
@@ -382,6 +615,15 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 	if (P->handle_dead[h]) {
 		c.must_fail = true;
 		c.why = "handle of a rotated key";
+	}
+	if (fs_have_any_handle && !fs_below(s, 4)) {
+		/* Refused before its pool is looked up, whatever the key. */
+		x->handle = fs_any_handle;
+		any = true;
+		c.must_fail = !fs_any_allowed;
+		c.why = "policy ANY while allow_any_handles is off";
+		if (c.must_fail && (m == FS_VALID || m == FS_LONG_ZERO))
+			c.want = -EPERM;
 	}
 	if (m == FS_SEMANTIC) {
 		uint8_t *b = (uint8_t *)&x->handle;
@@ -402,7 +644,7 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 		return true;
 	x = (void *)s->buf;
 	f = FS_PICK(s, FS_FDS, __i && P->fd[__i] < 0);
-	if (c.must_fail || f < 0) {
+	if (c.must_fail || f < 0 || any) {	/* (ANY's is a shared pool) */
 		close(x->fd);
 	} else {
 		P->fd[f] = x->fd;
@@ -893,6 +1135,8 @@ static int fs_nfds(struct fs_thread *s)
 	for (p = 0; p < FS_POOLS; p++)
 		for (f = 0; f < FS_FDS; f++)
 			n += s->pool[p].fd[f] >= 0;
+	for (f = FS_BUFS; f < FS_NBUF; f++)
+		n += s->bufs[f] >= 0;
 	return n;
 }
 
@@ -1108,9 +1352,13 @@ static bool fs_fork(struct fs_thread *s, int p)
 	close(x.fd);
 	if (pid < 0)
 		return true;
-	for (e = 0; e < FS_ENTRIES; e++)
-		if (P->ent[e].id && !P->ent[e].draining)
+	for (e = 0; e < FS_ENTRIES; e++) {
+		if (P->ent[e].id && !P->ent[e].draining) {
 			P->ent[e].child = true;
+			if (!P->ent[e].handed)
+				P->ent[e].handed = 1;
+		}
+	}
 	s->child = pid;
 	s->child_pool = p;
 	s->child_left = fs_below(s, 4) ? fs_below(s, 200) : 0;
@@ -1158,7 +1406,10 @@ static void fs_step(struct fs_thread *s)
 
 	if (s->child && !s->child_left--)
 		fs_reap(s);
-	if (P->fd[0] < 0 || P->broken || !fs_below(s, 2000)) {
+	/* Held entries (FS_ACCT) fill a pool for good: make it anew (the old
+	 * one lives on as a zombie while we keep the dma-bufs). */
+	if (P->fd[0] < 0 || P->broken || !fs_below(s, 2000) ||
+	    (FS_ACCT && fs_nheld(P) >= FS_ENTRIES / 2 && !fs_child_on(s, p))) {
 		if (P->fd[0] >= 0)
 			__atomic_add_fetch(&s->st->recreated, 1,
 					   __ATOMIC_RELAXED);
@@ -1166,7 +1417,7 @@ static void fs_step(struct fs_thread *s)
 		fs_pool_open(s, p);
 		return;
 	}
-	w = fs_below(s, 200);
+	w = fs_below(s, 212);
 	if (w < 20)
 		done = fs_pin(s, p);
 	else if (w < 30)
@@ -1199,8 +1450,12 @@ static void fs_step(struct fs_thread *s)
 		done = fs_stats(s, p);
 	else if (w < 197)
 		done = fs_observe(s, p);
-	else
+	else if (w < 200)
 		done = fs_fork(s, p);
+	else if (w < 208)
+		done = fs_alloc(s, p);
+	else
+		done = fs_list(s, p);
 	if (!done && !fs_pin(s, p) && !fs_export(s, p))
 		fs_unpin(s, p);
 	if (++P->since_check >= FS_CHECK_EVERY)
@@ -1228,6 +1483,8 @@ static int fs_init(struct fs_thread *s, struct fs_stats *st, int ctl,
 	for (p = 0; p < FS_POOLS; p++)
 		for (f = 0; f < FS_FDS; f++)
 			s->pool[p].fd[f] = -1;
+	for (b = FS_BUFS; b < FS_NBUF; b++)
+		s->bufs[b] = -1;
 	for (b = 0; b < FS_BUFS; b++) {
 		s->bufsize[b] = FS_PAGE * (1 + b);
 		s->bufs[b] = rel_dmabuf_new(s->bufsize[b]);
@@ -1266,7 +1523,7 @@ static void fs_fini(struct fs_thread *s)
 			fs_check(s, p);
 		fs_pool_close(s, p);
 	}
-	for (b = 0; b < FS_BUFS; b++)
+	for (b = 0; b < FS_NBUF; b++)
 		if (s->bufs[b] >= 0)
 			close(s->bufs[b]);
 	close(s->others[0]);
