@@ -138,6 +138,55 @@ static bool fs_alloc(struct fs_thread *s, int p)
 	return true;
 }
 
+/*
+ * The CPU side of an ALLOC'd dma-buf: a shared mapping works and sees what
+ * the previous one wrote (the same pages), with begin/end CPU access
+ * around the writes; a private writable one is refused.
+ */
+static bool fs_touch(struct fs_thread *s)
+{
+	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START |
+					      DMA_BUF_SYNC_RW };
+	int b = FS_PICK(s, FS_ABUFS, s->bufs[FS_BUFS + __i] >= 0);
+	uint64_t len, i;
+	uint8_t *m, *pm;
+	uint8_t tag;
+
+	if (b < 0)
+		return false;
+	b += FS_BUFS;
+	len = s->bufsize[b];
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->bufs[b], 0);
+	if (m == MAP_FAILED) {
+		fs_violation(s, "mmap of an ALLOC'd dma-buf: %s",
+			     strerror(errno));
+		return true;
+	}
+	/* What the last touch wrote (0 at first) is in every page. */
+	tag = m[0];
+	for (i = 0; i < len; i += FS_PAGE)
+		if (m[i] != tag)
+			fs_violation(s, "ALLOC'd page %llu holds %u, page 0 %u",
+				     (unsigned long long)(i / FS_PAGE), m[i],
+				     tag);
+	if (ioctl(s->bufs[b], DMA_BUF_IOCTL_SYNC, &sync))
+		fs_violation(s, "DMA_BUF_IOCTL_SYNC start: %s",
+			     strerror(errno));
+	for (i = 0; i < len; i += FS_PAGE)
+		m[i] = tag + 1;
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+	if (ioctl(s->bufs[b], DMA_BUF_IOCTL_SYNC, &sync))
+		fs_violation(s, "DMA_BUF_IOCTL_SYNC end: %s", strerror(errno));
+	munmap(m, len);
+	pm = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, s->bufs[b],
+		  0);
+	if (pm != MAP_FAILED) {
+		fs_violation(s, "a private writable mapping of an ALLOC'd dma-buf");
+		munmap(pm, len);
+	}
+	return true;
+}
+
 /* POOL_LIST elements of our pools that differ from the model. */
 static const char *fs_list_elem(struct fs_thread *s, int q,
 				const struct kfdpool_pool_info *in)
@@ -1452,8 +1501,10 @@ static void fs_step(struct fs_thread *s)
 		done = fs_observe(s, p);
 	else if (w < 200)
 		done = fs_fork(s, p);
-	else if (w < 208)
+	else if (w < 206)
 		done = fs_alloc(s, p);
+	else if (w < 208)
+		done = fs_touch(s);
 	else
 		done = fs_list(s, p);
 	if (!done && !fs_pin(s, p) && !fs_export(s, p))
