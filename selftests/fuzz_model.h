@@ -514,6 +514,18 @@ static const struct fs_layout *fs_layout(uint32_t cmd)
 	return NULL;
 }
 
+/* The size of @cmd's first version: smaller is "short". */
+static size_t fs_first_size(uint32_t cmd, size_t size)
+{
+#if FS_ACCT
+	if (cmd == KFDPOOL_IOC_POOL_STATS)
+		return KFDPOOL_POOL_STATS_SIZE_VER0;
+	if (cmd == KFDPOOL_IOC_QUERY)
+		return KFDPOOL_QUERY_SIZE_VER0;
+#endif
+	return size;
+}
+
 /*
  * A call as made: the fd, the command number (its size may differ from the
  * uapi's), the argument (in s->buf, or s->ro), and whether it must fail.
@@ -565,8 +577,9 @@ static void fs_apply(struct fs_thread *s, struct fs_call *c, int p,
 		c->why = "non-zero pad";
 		break;
 	case FS_SHORT:
+		extra = fs_first_size(cmd, size);
 		c->cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd),
-			      size - 1 - fs_below(s, size));
+			      extra - 1 - fs_below(s, extra));
 		c->must_fail = true;
 		c->why = "short struct";
 		break;
