@@ -810,7 +810,11 @@ static int fs_did_alloc(struct fs_thread *s, int p, uint64_t size,
 	s->bufs[a] = x->fd;
 	s->bufsize[a] = size;
 	fs_fd_mark(x->fd, true);
-	return fs_did_pin(s, p, a, &pin);
+	if (fs_did_pin(s, p, a, &pin))
+		return -1;
+	/* Its fd came from the pool: handed out from the start. */
+	s->pool[p].ent[fs_find_entry(&s->pool[p], x->entry_id)].handed = 2;
+	return 0;
 }
 
 static int fs_did_unpin(struct fs_thread *s, int p,
