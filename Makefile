@@ -11,6 +11,10 @@
 #   make check            every test, ending with "N passed, N failed"
 #   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
+#   make gpu-check        on an AMD GPU node with ROCm, as root, on the host: the
+#                         module, the kselftests and a device pool shared by two
+#                         processes through the real HIP runtime (builds and
+#                         runs nothing else where there is no GPU)
 #   make deps             install the Debian packages all of this needs
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -32,7 +36,7 @@ CFLAGS ?= -O2 -g
 WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
-.PHONY: all modules test-modules lib selftests ksft demo check deps checkpatch clean \
+.PHONY: all modules test-modules lib selftests ksft demo check gpu-check deps checkpatch clean \
 	bench bench-progs tools harness-selftest coverage
 
 all: lib
@@ -99,6 +103,9 @@ check:
 
 coverage:
 	$(SRC)/tools/coverage
+
+gpu-check:
+	$(SRC)/tools/gpu-check
 
 # The harness's counting rules, proven on deliberately broken programs.
 harness-selftest:

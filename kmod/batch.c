@@ -27,37 +27,31 @@ union kfdpool_batch_elem {
 	struct kfdpool_release rel;
 };
 
-static int kfdpool_batch_one(struct kfdpool_file *pf, unsigned int nr,
-			     union kfdpool_batch_elem *el,
-			     struct kfdpool_fd_out *fdo)
-{
+/*
+ * Elements run a chunk at a time: read and checked without the pool's lock
+ * (copies from user space may fault and sleep), run under one hold of the
+ * lock, then written back, each element's fd installed after its element.
+ * A chunk bounds the lock hold and the kernel copy (kmalloc'd per call,
+ * within a page).
+ */
+#define KFDPOOL_BATCH_CHUNK	16
+
+/**
+ * struct kfdpool_batch_slot - one element of a chunk
+ * @el: the kernel copy
+ * @fdo: the fd it hands out, or what undoes it
+ * @xres: an export's allocations
+ * @status: 0 while the element is to run; else its refusal
+ */
+struct kfdpool_batch_slot {
+	union kfdpool_batch_elem el;
+	struct kfdpool_fd_out fdo;
+	struct kfdpool_export_res xres;
 	int status;
+};
 
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		status = kfdpool_do_export(pf, &el->exp);
-		el->exp.status = status;
-		if (!status)
-			kfdpool_export_arm_undo(fdo, pf, &el->exp.record);
-		break;
-	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		status = kfdpool_do_revoke(pf, &el->rev);
-		el->rev.status = status;
-		break;
-	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		status = kfdpool_do_import(pf, &el->imp, fdo);
-		el->imp.status = status;
-		break;
-	default:
-		status = kfdpool_do_release(pf, &el->rel);
-		el->rel.status = status;
-		break;
-	}
-	return status;
-}
-
-/* Set the status of @el, a refused element of batch @nr; -1 in an fd. */
-static void kfdpool_batch_refuse(unsigned int nr, union kfdpool_batch_elem *el,
+/* Set the status of @el, an element of batch @nr; -1 in a refused fd. */
+static void kfdpool_batch_status(unsigned int nr, union kfdpool_batch_elem *el,
 				 int status)
 {
 	switch (nr) {
@@ -69,7 +63,8 @@ static void kfdpool_batch_refuse(unsigned int nr, union kfdpool_batch_elem *el,
 		break;
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
 		el->imp.status = status;
-		el->imp.fd = -1;
+		if (status)
+			el->imp.fd = -1;
 		break;
 	default:
 		el->rel.status = status;
@@ -77,47 +72,168 @@ static void kfdpool_batch_refuse(unsigned int nr, union kfdpool_batch_elem *el,
 	}
 }
 
+static int kfdpool_batch_prep(struct kfdpool_file *pf, unsigned int nr,
+			      struct kfdpool_batch_slot *sl)
+{
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
+		return kfdpool_export_prep(pf, &sl->el.exp, &sl->xres);
+	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+		return kfdpool_revoke_prep(pf, &sl->el.rev);
+	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
+		return kfdpool_import_prep(pf, &sl->el.imp);
+	default:
+		return kfdpool_release_prep(&sl->el.rel);
+	}
+}
+
+/* pool->lock held. */
+static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
+			     struct kfdpool_batch_slot *sl)
+{
+	int status;
+
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
+		status = kfdpool_export_locked(pf, &sl->el.exp, &sl->xres);
+		if (!status)
+			kfdpool_export_arm_undo(&sl->fdo, pf,
+						&sl->el.exp.record);
+		return status;
+	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+		return kfdpool_revoke_locked(pf, &sl->el.rev);
+	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
+		return kfdpool_import_locked(pf, &sl->el.imp, &sl->fdo);
+	default:
+		return kfdpool_release_locked(pf, &sl->el.rel);
+	}
+}
+
 /*
- * Run the element at @uel of batch @nr (@ksize bytes here, @usize the
- * caller's) and write its outcome back.  Return: 0, or -errno when the
- * element could not be read or written (the batch stops there).
+ * Read the element at @uel into @sl (@ksize bytes here, @usize the
+ * caller's) and prepare it.  Return: 0, or -errno when it could not be
+ * read (the batch ends before it).
  */
-static int kfdpool_batch_elem(struct kfdpool_file *pf, unsigned int nr,
+static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
+			      struct kfdpool_batch_slot *sl,
 			      char __user *uel, size_t ksize, size_t usize)
 {
 	union kfdpool_batch_elem el;
-	struct kfdpool_fd_out fdo;
 	int err;
 
+	kfdpool_fd_out_init(&sl->fdo);
+	sl->xres.rec = NULL;
+	/*
+	 * Through the stack: hardened usercopy checks a copy into a heap
+	 * object against its slab, at a cost that was most of an element's.
+	 */
 	err = copy_struct_from_user(&el, ksize, uel, usize);
 	if (err == -E2BIG) {
 		/* It asks for what we do not know: not run; its tail kept. */
 		if (copy_from_user(&el, uel, ksize))
 			return -EFAULT;
-		kfdpool_batch_refuse(nr, &el, err);
-		return copy_to_user(uel, &el, ksize) ? -EFAULT : 0;
-	}
-	if (err)
+		sl->el = el;
+		sl->status = -E2BIG;
+		err = 0;
+	} else if (!err) {
+		sl->el = el;
+		sl->status = kfdpool_batch_prep(pf, nr, sl);
+	} else {
 		return err;
+	}
+	kfdpool_batch_status(nr, &sl->el, sl->status);
+	/*
+	 * A revoke or release cannot be taken back if its element cannot be
+	 * written: find out now that it can (its status is an output).
+	 */
+	if (nr == _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH) &&
+	    put_user(0, (int __user *)(uel +
+				       offsetof(struct kfdpool_revoke, status))))
+		err = -EFAULT;
+	if (nr == _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH) &&
+	    put_user(0, (int __user *)(uel +
+				       offsetof(struct kfdpool_release, status))))
+		err = -EFAULT;
+	if (err)
+		kfdpool_export_finish(&sl->xres);
+	return err;
+}
 
-	kfdpool_fd_out_init(&fdo);
-	kfdpool_batch_one(pf, nr, &el, &fdo);
-	/* An element's fd goes live after the element is written. */
+/*
+ * Write the element of @sl back to @uel, then hand out its fd.  Return: 0,
+ * or -errno when it could not be written (what it made is undone and the
+ * batch ends before it).
+ */
+static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
+			       char __user *uel, size_t ksize)
+{
+	union kfdpool_batch_elem el;
+	int err;
+
+	el = sl->el;
 	if (copy_to_user(uel, &el, ksize)) {
-		kfdpool_fd_abort(&fdo);
+		kfdpool_fd_abort(&sl->fdo);
 		return -EFAULT;
 	}
-	if (!fdo.file) {
-		kfdpool_fd_commit(&fdo, NULL);
+	if (!sl->fdo.file) {
+		kfdpool_fd_commit(&sl->fdo, NULL);
 		return 0;
 	}
-	err = kfdpool_fd_commit(&fdo, (int __user *)(uel +
+	err = kfdpool_fd_commit(&sl->fdo, (int __user *)(uel +
 				offsetof(struct kfdpool_import, fd)));
 	if (err >= 0)
 		return 0;
 	/* No fd, the import undone: say so in the element. */
-	kfdpool_batch_refuse(nr, &el, err);
-	return copy_to_user(uel, &el, ksize) ? -EFAULT : 0;
+	kfdpool_batch_status(nr, &sl->el, err);
+	return copy_to_user(uel, &sl->el, ksize) ? -EFAULT : 0;
+}
+
+/*
+ * Run @n elements from @uel.  Return: how many were written back; *@err
+ * is -errno when that is fewer than @n.
+ */
+static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
+			       struct kfdpool_batch_slot *slots, u32 n,
+			       char __user *uel, size_t ksize, size_t usize,
+			       int *err)
+{
+	struct kfdpool_pool *pool = pf->pool;
+	u32 i, done;
+
+	for (i = 0; i < n; i++) {
+		*err = kfdpool_batch_read(pf, nr, &slots[i],
+					  uel + i * usize, ksize, usize);
+		if (*err)
+			break;
+	}
+	n = i;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < n; i++) {
+		if (slots[i].status)
+			continue;
+		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i]);
+		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
+	}
+	mutex_unlock(&pool->lock);
+
+	for (i = 0; i < n; i++)
+		kfdpool_export_finish(&slots[i].xres);
+	for (done = 0; done < n; done++) {
+		*err = kfdpool_batch_write(nr, &slots[done],
+					   uel + done * usize, ksize);
+		if (*err)
+			break;
+	}
+	/*
+	 * The caller's array faulted on the way back: take back what the
+	 * elements it will not hear of made.  Exports and imports are undone;
+	 * revokes and releases were found writable before they ran, so only
+	 * a caller unmapping its own array meanwhile loses track of one.
+	 */
+	for (i = done + 1; i < n; i++)
+		kfdpool_fd_abort(&slots[i].fdo);
+	return done;
 }
 
 /**
@@ -132,11 +248,12 @@ static int kfdpool_batch_elem(struct kfdpool_file *pf, unsigned int nr,
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 		   const struct kfdpool_batch *b)
 {
+	struct kfdpool_batch_slot *slots;
 	bool owner_only = false;
 	char __user *uel;
+	u32 i = 0, n, done;
 	size_t ksize;
-	long ret = 0;
-	u32 i;
+	int err = 0;
 
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
@@ -162,18 +279,28 @@ long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 	    b->elem_size < ksize)
 		return -EINVAL;
 
+	BUILD_BUG_ON(KFDPOOL_BATCH_CHUNK * sizeof(*slots) > PAGE_SIZE);
+	slots = kmalloc_array(min_t(u32, b->count, KFDPOOL_BATCH_CHUNK),
+			      sizeof(*slots), GFP_KERNEL);
+	if (!slots)
+		return -ENOMEM;
 	uel = u64_to_user_ptr(b->ops);
-	for (i = 0; i < b->count; i++, uel += b->elem_size) {
+	while (i < b->count) {
 		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
+			err = -EINTR;
 			break;
 		}
-		ret = kfdpool_batch_elem(pf, nr, uel, ksize, b->elem_size);
-		if (ret)
+		n = min_t(u32, b->count - i, KFDPOOL_BATCH_CHUNK);
+		done = kfdpool_batch_chunk(pf, nr, slots, n,
+					   uel + (size_t)i * b->elem_size,
+					   ksize, b->elem_size, &err);
+		i += done;
+		if (err)
 			break;
 		cond_resched();
 	}
-	return i ? i : ret;
+	kfree(slots);
+	return i ? i : err;
 }
 
 long kfdpool_ioctl_export_batch(struct file *file, void *data,

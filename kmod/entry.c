@@ -4,6 +4,7 @@
  * entries draining, and freeing entries.
  */
 #include <linux/dma-buf.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
@@ -44,25 +45,49 @@ int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
 	return 0;
 }
 
+/**
+ * kfdpool_entry_charge_locked() - charge a new entry of @dmabuf, @size
+ *	bytes, to the pool and its user
+ * @pool: the pool
+ * @dmabuf: the dma-buf the entry will hold (its identity is what the
+ *	global and per-user limits count, once per dma-buf)
+ * @size: its bytes
+ *
+ * The one charge of PIN and ALLOC: the pool's entry cap and limit (which
+ * counts each of its entries, and what ALLOCs are still populating), then
+ * the global and per-user limits (kfdpool_charge()).  kfdpool_entry_free()
+ * returns it; a caller that makes no entry returns it with
+ * kfdpool_uncharge().  pool->lock held.
+ *
+ * Return: 0, -ENOSPC (entry cap, pool or global limit), -EDQUOT (per-user
+ * limit at some level) or -ENOMEM.
+ */
+int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
+				struct dma_buf *dmabuf, u64 size)
+{
+	lockdep_assert_held(&pool->lock);
+	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
+		return -ENOSPC;
+	/* The pool's own figure: each of its entries, held ones included. */
+	if (!kfdpool_pool_limit_fits(pool, size))
+		return -ENOSPC;
+	return kfdpool_charge(pool->user, dmabuf, size);
+}
+
 static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 			      struct kfdpool_entry *entry)
 {
-	u64 size = entry->size;
 	int ret;
 
 	lockdep_assert_held(&pool->lock);
 	if (kfdpool_find_dmabuf(pool, entry->dmabuf))
 		return -EEXIST;
-	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
-		return -ENOSPC;
-	if (!kfdpool_pool_limit_fits(pool, size))
-		return -ENOSPC;
-	ret = kfdpool_charge(pool->user, size);
+	ret = kfdpool_entry_charge_locked(pool, entry->dmabuf, entry->size);
 	if (ret)
 		return ret;
 	ret = kfdpool_entry_insert_locked(pool, entry);
 	if (ret)
-		kfdpool_uncharge(pool->user, size);
+		kfdpool_uncharge(pool->user, entry->dmabuf);
 	return ret;
 }
 
@@ -95,10 +120,20 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	entry->size = dmabuf->size;
 	entry->cookie = args->cookie;
 	INIT_LIST_HEAD(&entry->records);
+	entry->cover.root = RB_ROOT;
 
 	mutex_lock(&pool->lock);
 	ret = kfdpool_pin_locked(pool, entry);
 	mutex_unlock(&pool->lock);
+	/*
+	 * Held entries count against every limit until their last outside
+	 * reference goes, which nothing signals: look now, and try once more.
+	 */
+	if ((ret == -ENOSPC || ret == -EDQUOT) && kfdpool_reap_all()) {
+		mutex_lock(&pool->lock);
+		ret = kfdpool_pin_locked(pool, entry);
+		mutex_unlock(&pool->lock);
+	}
 	if (ret)
 		goto err_free;
 
@@ -117,14 +152,20 @@ err_put:
 	return ret;
 }
 
-/* Free an entry (no records left, no holders left); pool->lock held. */
+/*
+ * Free an entry (no records left, no holders left, not busy); pool->lock
+ * held.
+ */
 void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 {
 	lockdep_assert_held(&pool->lock);
-	WARN_ON(!list_empty(&entry->records));
-	WARN_ON(entry->holders);
+	WARN_ON(!list_empty(&entry->records) || entry->nr_records);
+	WARN_ON(!RB_EMPTY_ROOT(&entry->cover.root));
+	WARN_ON(entry->holders || entry->busy);
 
 	xa_erase(&pool->entries, entry->id);
+	if (entry->held)
+		kfdpool_held_del(pool, entry);
 	if (entry->draining) {
 		pool->nr_draining--;
 		pool->draining -= entry->size;
@@ -133,44 +174,92 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 	}
 	pool->reserved -= entry->size;
 	pool->nr_entries--;
-	kfdpool_uncharge(pool->user, entry->size);
+	/* Uncharge before dropping the reference the charge stands for. */
+	kfdpool_uncharge(pool->user, entry->dmabuf);
 	/* The last reference's release runs later, from task work. */
 	dma_buf_put(entry->dmabuf);
 	kfree(entry);
 }
 
-/* Revoke every record of @entry; pool->lock held.  Returns how many. */
-static u32 kfdpool_entry_revoke_all(struct kfdpool_pool *pool,
-				    struct kfdpool_entry *entry)
-{
-	struct kfdpool_rec *rec, *tmp;
-	u32 n = 0;
-
-	list_for_each_entry_safe(rec, tmp, &entry->records, node) {
-		kfdpool_rec_free(pool, rec);
-		n++;
-	}
-	return n;
-}
-
 /*
- * Take @entry out of the pool once its records are gone: freed, or left
- * draining while imports of it live.  pool->lock held.  Returns 1 when
- * draining.
+ * Unpin @entry and revoke its records at once, in O(1): the records move
+ * to @dead (they stay in pool->records, where lookups see their entry
+ * draining and answer -ENOENT, until kfdpool_recs_free_dead() erases them)
+ * and the coverage tree to @bps.  pool->lock held.  Returns the records
+ * revoked.
  */
-static u32 kfdpool_entry_unpin_locked(struct kfdpool_pool *pool,
-				      struct kfdpool_entry *entry)
+static u32 kfdpool_entry_detach(struct kfdpool_pool *pool,
+				struct kfdpool_entry *entry,
+				struct list_head *dead, struct rb_root *bps)
 {
-	if (!entry->holders) {
-		kfdpool_entry_free(pool, entry);
-		return 0;
-	}
-	/* Imports keep it alive; it can no longer be imported. */
+	u32 n = entry->nr_records;
+
+	lockdep_assert_held(&pool->lock);
+	list_splice_init(&entry->records, dead);
+	pool->used -= kfdpool_cover_take(&entry->cover, bps);
+	pool->nr_records -= n;
+	entry->nr_records = 0;
+	kfdpool_records_uncharge(pool->user, n);
+
+	/* It can no longer be exported or imported. */
 	hash_del(&entry->hnode);
 	entry->draining = true;
 	pool->nr_draining++;
 	pool->draining += entry->size;
-	return 1;
+	return n;
+}
+
+/*
+ * Erase and free the records of @dead in batches, dropping pool->lock and
+ * yielding between batches: an entry may have KFDPOOL_MAX_RECORDS records.
+ * Called and returns with pool->lock held.
+ */
+static void kfdpool_recs_free_dead(struct kfdpool_pool *pool,
+				   struct list_head *dead)
+{
+	struct kfdpool_rec *rec;
+	unsigned int n;
+
+	lockdep_assert_held(&pool->lock);
+	while (!list_empty(dead)) {
+		for (n = 0; n < KFDPOOL_TEARDOWN_BATCH && !list_empty(dead);
+		     n++) {
+			rec = list_first_entry(dead, struct kfdpool_rec, node);
+			list_del(&rec->node);
+			xa_erase(&pool->records, rec->id);
+			kfdpool_rec_destroy(rec);
+		}
+		if (list_empty(dead))
+			break;
+		mutex_unlock(&pool->lock);
+		cond_resched();
+		mutex_lock(&pool->lock);
+	}
+}
+
+/*
+ * Unpin @entry: revoke its records, then free it, leave it draining while
+ * imports of it are counted, or hold it.  pool->lock held; dropped and
+ * retaken while many records are freed (the entry is busy meanwhile).  The
+ * coverage tree goes to @bps, for the caller to free once unlocked.
+ * Returns 1 when the entry stays.
+ */
+static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
+			       struct kfdpool_entry *entry, u32 *revoked,
+			       struct rb_root *bps)
+{
+	LIST_HEAD(dead);
+	u32 n;
+
+	n = kfdpool_entry_detach(pool, entry, &dead, bps);
+	if (revoked)
+		*revoked = n;
+	entry->busy = true;
+	kfdpool_recs_free_dead(pool, &dead);
+	entry->busy = false;
+	if (entry->holders)
+		return 1;
+	return kfdpool_entry_settle(pool, entry);
 }
 
 /*
@@ -180,15 +269,15 @@ static u32 kfdpool_entry_unpin_locked(struct kfdpool_pool *pool,
 void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool *pool = fdo->pfile->pool;
+	struct rb_root bps = RB_ROOT;
 	struct kfdpool_entry *entry;
 
 	mutex_lock(&pool->lock);
 	entry = xa_load(&pool->entries, fdo->entry_id);
-	if (entry && !entry->draining && entry->dmabuf == fdo->dmabuf) {
-		kfdpool_entry_revoke_all(pool, entry);
-		kfdpool_entry_unpin_locked(pool, entry);
-	}
+	if (entry && !entry->draining && entry->dmabuf == fdo->dmabuf)
+		kfdpool_entry_unpin(pool, entry, NULL, &bps);
 	mutex_unlock(&pool->lock);
+	kfdpool_cover_free(&bps);
 }
 
 long kfdpool_ioctl_unpin(struct file *file, void *data,
@@ -197,6 +286,7 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 	struct kfdpool_unpin *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
+	struct rb_root bps = RB_ROOT;
 	struct kfdpool_entry *entry;
 	long ret = 0;
 
@@ -211,10 +301,11 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 		ret = -ENOENT;
 		goto out;
 	}
-	args->revoked = kfdpool_entry_revoke_all(pool, entry);
-	args->draining = kfdpool_entry_unpin_locked(pool, entry);
+	args->draining = kfdpool_entry_unpin(pool, entry, &args->revoked,
+					     &bps);
 out:
 	mutex_unlock(&pool->lock);
+	kfdpool_cover_free(&bps);
 	return ret;
 }
 
@@ -265,8 +356,8 @@ static void kfdpool_import_drop(struct kfdpool_file *pf, unsigned long id)
 	pf->nr_imports--;
 	pf->imported -= entry->size;
 	pool->imported -= entry->size;
-	if (!entry->holders && entry->draining)
-		kfdpool_entry_free(pool, entry);
+	if (!entry->holders && entry->draining && !entry->busy)
+		kfdpool_entry_settle(pool, entry);
 }
 
 /**
@@ -296,33 +387,60 @@ int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id)
 	return 0;
 }
 
-/* The file is closing: drop all of its imports.  pool->lock held. */
+/*
+ * The file is closing: drop all of its imports.  pool->lock held; dropped
+ * and retaken between batches.  The entries this file still holds imports
+ * of cannot be freed by others meanwhile (their holders count this file).
+ */
 void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 {
+	unsigned int n = 0;
 	unsigned long id;
 	void *v;
 
 	lockdep_assert_held(&pf->pool->lock);
-	xa_for_each(&pf->imports, id, v)
+	xa_for_each(&pf->imports, id, v) {
 		kfdpool_import_drop(pf, id);
+		if (!(++n % KFDPOOL_TEARDOWN_BATCH)) {
+			mutex_unlock(&pf->pool->lock);
+			cond_resched();
+			mutex_lock(&pf->pool->lock);
+		}
+	}
 }
 
-/* The pool's last file closed: free every record and entry. */
+/*
+ * The pool's last file closed: unpin every live entry, which frees it or
+ * holds it.  No file is left, so only the reaper and debugfs take the lock,
+ * which is dropped between batches.  What stays is held.
+ */
 void kfdpool_pool_free_all(struct kfdpool_pool *pool)
 {
 	struct kfdpool_entry *entry;
-	struct kfdpool_rec *rec;
+	struct rb_root bps;
+	unsigned int n = 0;
 	unsigned long id;
 
 	mutex_lock(&pool->lock);
-	xa_for_each(&pool->records, id, rec)
-		kfdpool_rec_free(pool, rec);
 	xa_for_each(&pool->entries, id, entry) {
-		WARN_ON(entry->holders);
-		entry->holders = 0;
-		kfdpool_entry_free(pool, entry);
+		if (WARN_ON(entry->holders))
+			entry->holders = 0;
+		if (entry->held)
+			continue;
+		bps = RB_ROOT;
+		if (!entry->draining)
+			kfdpool_entry_unpin(pool, entry, NULL, &bps);
+		else
+			kfdpool_entry_settle(pool, entry);
+		if (!RB_EMPTY_ROOT(&bps) || !(++n % KFDPOOL_TEARDOWN_BATCH)) {
+			mutex_unlock(&pool->lock);
+			kfdpool_cover_free(&bps);
+			cond_resched();
+			mutex_lock(&pool->lock);
+		}
 	}
-	WARN_ON(pool->reserved || pool->used || pool->imported ||
-		pool->nr_entries || pool->nr_records);
+	WARN_ON(pool->used || pool->imported || pool->nr_records ||
+		pool->reserved != pool->held_bytes ||
+		pool->nr_entries != pool->nr_held);
 	mutex_unlock(&pool->lock);
 }

@@ -204,26 +204,6 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 }
 
 /*
- * The pool with id @id, with a reference, or NULL.  A pool whose last
- * reference is gone (its release is about to unlist it) is not revived.
- */
-static struct kfdpool_pool *kfdpool_pool_find_get(const u8 *id)
-{
-	struct kfdpool_pool *pool, *found = NULL;
-
-	mutex_lock(&kfdpool_pools_lock);
-	list_for_each_entry(pool, &kfdpool_pools, node) {
-		if (memcmp(pool->id, id, KFDPOOL_ID_LEN))
-			continue;
-		if (kref_get_unless_zero(&pool->ref))
-			found = pool;
-		break;
-	}
-	mutex_unlock(&kfdpool_pools_lock);
-	return found;
-}
-
-/*
  * Is @h a handle the kernel made for the pool of @key, and does its policy
  * admit the caller?  No lock held: a GID caller with many groups costs
  * only itself.
@@ -277,7 +257,7 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	    !READ_ONCE(kfdpool_allow_any_handles))
 		return -EPERM;
 
-	pool = kfdpool_pool_find_get(h->pool_id);
+	pool = kfdpool_pool_find_id(h->pool_id);
 	if (!pool)
 		return -ENOENT;
 

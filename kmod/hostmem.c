@@ -11,11 +11,25 @@
  * ordinary page-cache pages, which get_user_pages() accepts; udmabuf, the
  * system heap and drm_gem_shmem map with VM_PFNMAP, which it refuses.
  *
- * One ALLOC, in this order: check the arguments; charge the kfdpool limits
- * (kfdpool_hostmem_charge(): nothing is allocated yet); refuse what cannot
- * fit in memory or in the caller's memory cgroup; reserve the fd; allocate
- * and charge every page with a mask that fails rather than OOM-kill; export;
- * add the entry.  A failure at any step undoes the steps before it.
+ * One ALLOC, in this order: check the arguments; export an empty buffer
+ * (no page yet: the dma-buf is only its identity, which the limits count);
+ * charge the kfdpool limits as PIN does (kfdpool_entry_charge_locked());
+ * refuse what cannot fit in memory or in the caller's memory cgroup;
+ * allocate and charge every page with a mask that fails rather than
+ * OOM-kill; add the entry.  A failure at any step undoes the steps before
+ * it.  Nobody else can reach the dma-buf before the entry exists: its
+ * first fd is handed out after the call.
+ *
+ * Accounting: ALLOC's memory is charged once, to the pool, its user and
+ * the global limit, through the same path as a pinned dma-buf (a later PIN
+ * of it in another pool adds nothing to the global and per-user figures),
+ * and given back exactly once, when its entry is freed.  The pool handed
+ * its fd out, so after UNPIN (or the pool's last close) the entry stays
+ * held, still charged, while an fd of the dma-buf (ALLOC's, a dup, an
+ * importer's) is open.  A CPU mapping is not counted: it holds the shmem
+ * file, not the dma-buf, so that it needs neither the dma-buf nor the
+ * module (see Lifetimes); what it alone keeps is counted by the memory
+ * cgroup only.
  *
  * Lifetimes: the entry holds one dma-buf reference and the fd another;
  * attachments and importers' fds hold theirs, and the dma-buf holds the
@@ -180,52 +194,56 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 	kfree(hm);
 }
 
-/* A buffer of @size bytes (a page multiple), every page allocated. */
+/* An empty buffer of @size bytes (a page multiple): no shmem file yet. */
 static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
 {
 	struct kfdpool_hostmem *hm;
-	struct file *shmem;
-	int ret;
 
 	hm = kzalloc(sizeof(*hm), GFP_KERNEL_ACCOUNT);
 	if (!hm)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 	mutex_init(&hm->lock);
 	INIT_LIST_HEAD(&hm->attachments);
 	hm->size = size;
 	hm->npages = size >> PAGE_SHIFT;
+	return hm;
+}
+
+/*
+ * Give @hm its shmem file and allocate every page.  On failure what was
+ * made stays in @hm, which kfdpool_hostmem_free() (the dma-buf's release)
+ * frees.
+ */
+static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
+{
+	struct file *shmem;
+	int ret;
+
 	hm->pages = kvcalloc(hm->npages, sizeof(*hm->pages),
 			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
 			     __GFP_NOWARN);
-	if (!hm->pages) {
-		ret = -ENOMEM;
-		goto err;
-	}
+	if (!hm->pages)
+		return -ENOMEM;
 	/*
 	 * Flags 0, not VM_NORESERVE: the whole size is accounted against the
 	 * overcommit policy now (strict overcommit refuses it here).
 	 * shmem_kernel_file_setup() would spare LSM labelling, but 6.1 does
 	 * not export it.
 	 */
-	shmem = shmem_file_setup("kfdpool", size, 0);
+	shmem = shmem_file_setup("kfdpool", hm->size, 0);
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
 		goto err;
 	}
 	hm->shmem = shmem;
 	ret = kfdpool_hostmem_populate(hm);
-	if (ret)
-		goto err;
-	return hm;
-
 err:
-	kfdpool_hostmem_free(hm);
 	/*
 	 * shmem says -ENOSPC when it cannot allocate an inode (and for the
 	 * size limits of a tmpfs mount, which its internal mount has none
 	 * of); here -ENOSPC means a kfdpool limit.
 	 */
-	return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
+	return ret == -ENOSPC ? -ENOMEM : ret;
 }
 
 /* ---- the dma-buf exporter ---- */
@@ -422,42 +440,36 @@ static struct dma_buf *kfdpool_hostmem_export(struct kfdpool_hostmem *hm)
 
 /* ---- accounting ---- */
 
-/**
- * kfdpool_hostmem_charge() - charge the kfdpool limits for ALLOC
- * @pool: the pool the entry will be in
- * @size: bytes
- *
- * The one place ALLOC charges the kfdpool limits, before any page exists:
- * the pool's limit and entry cap (@size stays in pool->charging until the
- * entry is added or the ALLOC fails), then the per-user and global limits
- * through kfdpool_charge().  Once the entry exists, its size is given back
- * by kfdpool_entry_free(), as a pinned dma-buf's is.
- *
- * Return: 0, -ENOSPC (pool limit, entry cap, global limit) or -EDQUOT
- * (per-user limit).
+/*
+ * Charge the kfdpool limits for ALLOC's @dmabuf, before any page exists:
+ * the charge of every entry (kfdpool_entry_charge_locked()); @size stays in
+ * pool->charging, against the pool's limit, until the entry is added or
+ * the ALLOC fails.  Held entries that nobody references any more are freed
+ * and the charge tried once more, as PIN does.
  */
-static int kfdpool_hostmem_charge(struct kfdpool_pool *pool, u64 size)
+static int kfdpool_hostmem_charge(struct kfdpool_pool *pool,
+				  struct dma_buf *dmabuf, u64 size)
 {
-	int ret;
+	int ret, tries = 2;
 
-	mutex_lock(&pool->lock);
-	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
-	    !kfdpool_pool_limit_fits(pool, size))
-		ret = -ENOSPC;
-	else
-		ret = kfdpool_charge(pool->user, size);
-	if (!ret)
-		pool->charging += size;
-	mutex_unlock(&pool->lock);
+	do {
+		mutex_lock(&pool->lock);
+		ret = kfdpool_entry_charge_locked(pool, dmabuf, size);
+		if (!ret)
+			pool->charging += size;
+		mutex_unlock(&pool->lock);
+	} while ((ret == -ENOSPC || ret == -EDQUOT) && --tries &&
+		 kfdpool_reap_all());
 	return ret;
 }
 
 /* Undo kfdpool_hostmem_charge() for an ALLOC that made no entry. */
-static void kfdpool_hostmem_uncharge(struct kfdpool_pool *pool, u64 size)
+static void kfdpool_hostmem_uncharge(struct kfdpool_pool *pool,
+				     struct dma_buf *dmabuf, u64 size)
 {
 	mutex_lock(&pool->lock);
 	pool->charging -= size;
-	kfdpool_uncharge(pool->user, size);
+	kfdpool_uncharge(pool->user, dmabuf);
 	mutex_unlock(&pool->lock);
 }
 
@@ -519,18 +531,12 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	if (args->flags || args->pad || !size || !PAGE_ALIGNED(size))
 		return -EINVAL;
 
-	ret = kfdpool_hostmem_charge(pool, size);
-	if (ret)
-		return ret;
-	ret = -ENOMEM;
-	if (!kfdpool_hostmem_fits(size >> PAGE_SHIFT))
-		goto err_uncharge;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
 	if (!entry)
-		goto err_uncharge;
+		return -ENOMEM;
 	hm = kfdpool_hostmem_new(size);
-	if (IS_ERR(hm)) {
-		ret = PTR_ERR(hm);
+	if (!hm) {
+		ret = -ENOMEM;
 		goto err_entry;
 	}
 	dmabuf = kfdpool_hostmem_export(hm);
@@ -539,17 +545,29 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 		ret = PTR_ERR(dmabuf);
 		goto err_entry;
 	}
+	/* From here on the dma-buf's release frees @hm. */
+
+	ret = kfdpool_hostmem_charge(pool, dmabuf, size);
+	if (ret)
+		goto err_put;
+	ret = -ENOMEM;
+	if (!kfdpool_hostmem_fits(size >> PAGE_SHIFT))
+		goto err_uncharge;
+	ret = kfdpool_hostmem_fill(hm);
+	if (ret)
+		goto err_uncharge;
 
 	/* The entry takes the export's reference. */
 	entry->dmabuf = dmabuf;
 	entry->size = size;
 	entry->cookie = args->cookie;
+	/* Its fd comes from the pool: held while kept after UNPIN. */
+	entry->handed_out = true;
 	INIT_LIST_HEAD(&entry->records);
+	entry->cover.root = RB_ROOT;
 	ret = kfdpool_hostmem_add_entry(pool, entry, &id);
-	if (ret) {
-		dma_buf_put(dmabuf);
-		goto err_entry;
-	}
+	if (ret)
+		goto err_uncharge;
 
 	/*
 	 * The fd's reference; the dispatcher installs it through the receive
@@ -566,9 +584,12 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	args->entry_id = id;
 	return 0;
 
+err_uncharge:
+	/* Uncharge before dropping the reference the charge stands for. */
+	kfdpool_hostmem_uncharge(pool, dmabuf, size);
+err_put:
+	dma_buf_put(dmabuf);
 err_entry:
 	kfree(entry);
-err_uncharge:
-	kfdpool_hostmem_uncharge(pool, size);
 	return ret;
 }

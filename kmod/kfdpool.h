@@ -3,13 +3,15 @@
  * kfdpool internals shared by the module's files.
  *
  * Locking, outermost first:
- *   kfdpool_pools_lock (global list of pools, debugfs)
+ *   kfdpool_pools_lock (global list of pools, debugfs, freeing pools)
  *     pool->lock (everything inside one pool, including the per-fd import
  *                 counts of that pool's files)
- *       kfdpool_limits_lock (spinlock: global and per-uid pinned bytes)
+ *       kfdpool_limits_lock (spinlock: users and charges, limits.c)
+ *       kfdpool_held_lock (spinlock: the pools that hold entries, held.c)
  * No lock is held across a copy to or from user space: ioctl handlers work
  * on kernel copies, and the batch and io_uring paths copy each element in
- * and out around the locked section.
+ * and out around the locked section.  Pool ids are looked up without a lock
+ * (RCU, kfdpool_pool_ids).
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
@@ -20,6 +22,9 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
+#include <linux/rcupdate.h>
+#include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -56,21 +61,45 @@
 /* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
 #define KFDPOOL_DMABUF_HASH_BITS	8
 
+/*
+ * Objects freed per lock hold in long teardowns (an entry's records, a
+ * pool's entries, a file's imports): between batches the lock is dropped
+ * and the CPU yielded.
+ */
+#define KFDPOOL_TEARDOWN_BATCH	256
+
 /* Module parameters (main.c). */
 extern unsigned long kfdpool_global_limit;
 extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
+extern unsigned int kfdpool_max_user_records;
 extern bool kfdpool_allow_any_handles;
 
 struct dma_buf;
 struct kfdpool_user;
+struct kfdpool_bp;
+struct seq_file;
+struct user_namespace;
+
+/**
+ * struct kfdpool_cover - the bytes of an entry its records cover (cover.c)
+ * @root: breakpoints (struct kfdpool_bp), by offset
+ * @bytes: bytes at least one record covers
+ */
+struct kfdpool_cover {
+	struct rb_root root;
+	u64 bytes;
+};
 
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
  * @ref: one reference per open pool file (and per transient lookup)
  * @lock: protects everything below that is not marked constant
- * @node: in kfdpool_pools, under kfdpool_pools_lock
+ * @node: in kfdpool_pools, under kfdpool_pools_lock, until the pool is freed
+ *	(zombies included)
+ * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
+ * @rcu: frees the pool after lookups by id that may still see it
  * @serial: creation number, never reused: the list is in @serial order, and
  *	POOL_LIST's cursor is a @serial (constant)
  * @id: random 128-bit id (constant)
@@ -79,18 +108,19 @@ struct kfdpool_user;
  * @handle_types: KFDPOOL_HANDLE_TYPE_* allowed (constant)
  * @owner_pid: thread-group pid of the creator (constant)
  * @uid: euid of the creator, charged for the pool's pins (constant)
- * @user: per-uid accounting of @uid (constant)
+ * @user: the user charged: @uid in the creator's user namespace (constant)
  * @entries: entry id -> struct kfdpool_entry, live and draining
  * @next_entry: cursor of the cyclic entry id allocation
  * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
  * @records: record id -> struct kfdpool_rec
  * @next_record: cursor of the cyclic record id allocation
- * @generation: export counter; each record stores its value
+ * @generation: export counter; each record stores its value, and the
+ *	record's generation is its low 32 bits
  * @reserved: bytes of all entries, draining ones included
  * @charging: bytes ALLOC charged for entries whose pages it is still
  *	allocating; counted against @limit with @reserved, not reported
  * @reserved_high: high-water mark of @reserved
- * @used: bytes covered by live records
+ * @used: bytes at least one live record covers
  * @used_high: high-water mark of @used
  * @draining: bytes of draining entries
  * @imported: sum over pool files of the bytes of the entries each holds
@@ -98,13 +128,23 @@ struct kfdpool_user;
  * @nr_draining: draining entries
  * @nr_records: live records
  * @nr_import_fds: open import-mode files
+ * @held: held entries (entry->held_node), see held.c
+ * @held_bytes: bytes of held entries
+ * @nr_held: held entries
+ * @held_node: in kfdpool_held_pools while @nr_held is not zero, under
+ *	kfdpool_held_lock
+ * @zombie: every file is closed but held entries keep the pool (and its
+ *	charges) until the reaper frees them
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
+ * @nonce_key: key of the PRF that makes record nonces (record.c)
  */
 struct kfdpool_pool {
 	struct kref ref;
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head node;
+	struct rhash_head idnode;
+	struct rcu_head rcu;
 	u64 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
@@ -119,7 +159,7 @@ struct kfdpool_pool {
 	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
 	struct xarray records;
 	u32 next_record;
-	u32 generation;
+	u64 generation;
 
 	u64 reserved;
 	u64 charging;
@@ -132,7 +172,13 @@ struct kfdpool_pool {
 	u32 nr_draining;
 	u32 nr_records;
 	u32 nr_import_fds;
+	struct list_head held;
+	u64 held_bytes;
+	u32 nr_held;
+	bool zombie;
+	struct list_head held_node;
 	siphash_key_t handle_key[2];
+	siphash_key_t nonce_key;
 };
 
 /**
@@ -163,10 +209,18 @@ struct kfdpool_file {
  * @dmabuf: the pinned dma-buf; the entry holds a reference
  * @size: the dma-buf's size, charged to the pool
  * @cookie: the user's cookie given at pin
- * @draining: unpinned, kept until the last import of it is released
+ * @draining: unpinned, kept while imports of it are counted or it is held
+ * @handed_out: an import gave out an fd of the dma-buf
+ * @held: draining with no import counted, kept because fds the pool
+ *	handed out may still be open (on pool->held through @held_node)
+ * @busy: UNPIN is freeing the entry's revoked records with the pool's lock
+ *	dropped between batches: nobody else may free the entry
  * @holders: pool files that hold imports of the entry
+ * @nr_records: live records of the entry
  * @records: live records of the entry (struct kfdpool_rec.node)
+ * @cover: the bytes the records cover
  * @hnode: in pool->dmabufs while live
+ * @held_node: in pool->held while held
  */
 struct kfdpool_entry {
 	u32 id;
@@ -174,29 +228,38 @@ struct kfdpool_entry {
 	u64 size;
 	u64 cookie;
 	bool draining;
+	bool handed_out;
+	bool held;
+	bool busy;
 	u32 holders;
+	u32 nr_records;
 	struct list_head records;
+	struct kfdpool_cover cover;
 	struct hlist_node hnode;
+	struct list_head held_node;
 };
 
 /**
  * struct kfdpool_rec - what the kernel stored of an export record
- * @id: the record's slot in pool->records
- * @generation: pool->generation when made
+ * @generation: pool->generation when made; the record carries its low 32
+ *	bits, the nonce depends on all 64
  * @entry: the entry the record points into
  * @offset: offset in the entry
  * @size: bytes covered
- * @nonce: random bytes a presented record must match
  * @node: in entry->records
+ * @id: the record's slot in pool->records
+ *
+ * The nonce is not stored: it is the pool's keyed PRF of @id and
+ * @generation (kfdpool_rec_nonce()), recomputed when a record is presented.
+ * That keeps a record at 56 bytes (a dedicated slab cache, not kmalloc-64).
  */
 struct kfdpool_rec {
-	u32 id;
-	u32 generation;
+	u64 generation;
 	struct kfdpool_entry *entry;
 	u64 offset;
 	u64 size;
-	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct list_head node;
+	u32 id;
 };
 
 /**
@@ -269,6 +332,10 @@ extern const struct file_operations kfdpool_pool_fops;
 extern struct mutex kfdpool_pools_lock;
 extern struct list_head kfdpool_pools;
 
+int kfdpool_pools_init(void);
+void kfdpool_pools_exit(void);
+struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
+void kfdpool_pool_destroy(struct kfdpool_pool *pool);
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
@@ -290,6 +357,8 @@ static inline bool kfdpool_pool_limit_fits(const struct kfdpool_pool *pool,
 /* entry.c */
 long kfdpool_ioctl_pin(struct file *file, void *data,
 		       struct kfdpool_fd_out *fdo);
+int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
+				struct dma_buf *dmabuf, u64 size);
 int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
 				struct kfdpool_entry *entry);
 void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
@@ -297,18 +366,49 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 void kfdpool_entry_free(struct kfdpool_pool *pool,
 			struct kfdpool_entry *entry);
+bool kfdpool_entry_settle(struct kfdpool_pool *pool,
+			  struct kfdpool_entry *entry);
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
 int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
 void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
+/**
+ * struct kfdpool_export_res - what an export allocates before the lock
+ * @rec: the record, until the export uses it
+ * @spare: breakpoints kfdpool_cover_add() may need, until it takes them
+ */
+struct kfdpool_export_res {
+	struct kfdpool_rec *rec;
+	struct kfdpool_bp *spare[2];
+};
+
 /* record.c: the commands of ioctls, batches and io_uring alike */
+int kfdpool_export_prep(struct kfdpool_file *pf,
+			const struct kfdpool_export *e,
+			struct kfdpool_export_res *res);
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  struct kfdpool_export_res *res);
+void kfdpool_export_finish(struct kfdpool_export_res *res);
+int kfdpool_revoke_prep(struct kfdpool_file *pf,
+			const struct kfdpool_revoke *r);
+int kfdpool_revoke_locked(struct kfdpool_file *pf,
+			  const struct kfdpool_revoke *r);
+int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
+int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
+			  struct kfdpool_fd_out *fdo);
+int kfdpool_release_prep(const struct kfdpool_release *rel);
+int kfdpool_release_locked(struct kfdpool_file *pf,
+			   const struct kfdpool_release *rel);
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
 int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo);
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
+int kfdpool_rec_cache_init(void);
+void kfdpool_rec_destroy(struct kfdpool_rec *rec);
+void kfdpool_rec_cache_exit(void);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_revoke(struct file *file, void *data,
@@ -337,11 +437,36 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 #endif
 
 /* limits.c */
-struct kfdpool_user *kfdpool_user_get(kuid_t uid);
+int kfdpool_limits_init(void);
+void kfdpool_limits_exit(void);
+struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
 void kfdpool_user_put(struct kfdpool_user *user);
-int kfdpool_charge(struct kfdpool_user *user, u64 size);
-void kfdpool_uncharge(struct kfdpool_user *user, u64 size);
-void kfdpool_pinned(kuid_t uid, u64 *global, u64 *user);
+int kfdpool_charge(struct kfdpool_user *user, const void *obj, u64 size);
+void kfdpool_uncharge(struct kfdpool_user *user, const void *obj);
+bool kfdpool_charge_outside_refs(const void *obj, struct file *file);
+int kfdpool_records_charge(struct kfdpool_user *user);
+void kfdpool_records_uncharge(struct kfdpool_user *user, unsigned long nr);
+void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
+			  u64 *global, u64 *pinned, u64 *records);
+void kfdpool_users_show(struct seq_file *m);
+
+/* cover.c */
+int kfdpool_cover_init(void);
+void kfdpool_cover_exit(void);
+int kfdpool_cover_prepare(struct kfdpool_bp *spare[2]);
+void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
+u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
+		      struct kfdpool_bp *spare[2]);
+u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size);
+u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out);
+void kfdpool_cover_free(struct rb_root *root);
+
+/* held.c */
+void kfdpool_held_add(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
+void kfdpool_held_del(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
+unsigned int kfdpool_pool_reap_locked(struct kfdpool_pool *pool);
+unsigned int kfdpool_reap_all(void);
+void kfdpool_held_exit(void);
 
 /* hostmem.c */
 long kfdpool_ioctl_alloc(struct file *file, void *data,

@@ -8,6 +8,17 @@
  * pool's lock, briefly), then copied out with no lock held.  The cursor is
  * a pool's serial: serials only grow and the list is in serial order, so a
  * pool that lives through the whole listing is reported exactly once.
+ *
+ * Zombies (pools whose files are all closed, kept by held entries) are
+ * listed, marked KFDPOOL_POOL_INFO_ZOMBIE: what they hold is charged to
+ * their user and the global limit, and a monitor must be able to see where
+ * that memory is.
+ *
+ * One call looks at no more than KFDPOOL_POOL_LIST_SCAN pools past the
+ * cursor, visible or not, so that the global lock is not held for the
+ * whole of a listing however many pools other users have; the caller goes
+ * on from @next_cursor.  The pools before the cursor are still passed over
+ * one by one (a comparison each): the list has no index by serial.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -21,6 +32,9 @@
 
 /* The largest element a caller may describe: a page. */
 #define KFDPOOL_POOL_INFO_MAX_SIZE	4096
+
+/* Pools one call looks at, listed or skipped. */
+#define KFDPOOL_POOL_LIST_SCAN		1024
 
 static bool kfdpool_list_visible(const struct kfdpool_pool *pool, bool all)
 {
@@ -37,7 +51,7 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	memcpy(info->name, pool->name, sizeof(info->name));
 	info->limit = pool->limit;
 	info->handle_types = pool->handle_types;
-	info->owner_pid = pid_vnr(pool->owner_pid);
+	info->owner_pid = kfdpool_owner_pid(pool);
 	info->uid = from_kuid_munged(current_user_ns(), pool->uid);
 	info->entries = pool->nr_entries;
 	info->reserved_bytes = pool->reserved;
@@ -49,22 +63,32 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->draining_entries = pool->nr_draining;
 	info->records = pool->nr_records;
 	info->import_fds = pool->nr_import_fds;
+	info->held_bytes = pool->held_bytes;
+	info->held_entries = pool->nr_held;
+	info->state = pool->zombie ? KFDPOOL_POOL_INFO_ZOMBIE : 0;
 }
 
 /*
  * Read up to @max pools from @cursor on into @buf; returns how many, and
- * sets *@next to the serial of the first visible pool left out (0: none).
+ * sets *@next to the serial of the first visible pool left out, or of the
+ * first pool not looked at (0: none).
  */
 static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 			     u64 cursor, bool all, u64 *next)
 {
 	struct kfdpool_pool *pool;
-	u32 n = 0;
+	u32 n = 0, scanned = 0;
 
 	*next = 0;
 	mutex_lock(&kfdpool_pools_lock);
 	list_for_each_entry(pool, &kfdpool_pools, node) {
-		if (pool->serial < cursor || !kfdpool_list_visible(pool, all))
+		if (pool->serial < cursor)
+			continue;
+		if (scanned++ == KFDPOOL_POOL_LIST_SCAN) {
+			*next = pool->serial;
+			break;
+		}
+		if (!kfdpool_list_visible(pool, all))
 			continue;
 		if (n == max) {
 			*next = pool->serial;
@@ -91,12 +115,16 @@ long kfdpool_ioctl_pool_list(struct file *file, void *data,
 	u64 next;
 	u32 i, n;
 
+	BUILD_BUG_ON(offsetof(struct kfdpool_pool_info, held_bytes) !=
+		     KFDPOOL_POOL_INFO_SIZE_VER0);
 	if (args->flags || args->pad || args->count > KFDPOOL_POOL_LIST_MAX ||
-	    args->info_size < ksize ||
+	    args->info_size < KFDPOOL_POOL_INFO_SIZE_VER0 ||
 	    args->info_size > KFDPOOL_POOL_INFO_MAX_SIZE)
 		return -EINVAL;
 
 	all = capable(CAP_SYS_ADMIN);
+	/* Held entries nobody references any more are not listed. */
+	kfdpool_reap_all();
 	if (args->count) {
 		buf = kvmalloc_array(args->count, ksize, GFP_KERNEL);
 		if (!buf)

@@ -26,18 +26,22 @@ MODULE_PARM_DESC(global_limit,
 unsigned long kfdpool_user_limit;
 module_param_named(user_limit, kfdpool_user_limit, ulong, 0644);
 MODULE_PARM_DESC(user_limit,
-		 "Bytes the pools of one uid may pin (0: no limit)");
+		 "Bytes the pools of one user, and of the user namespaces it owns, may pin (0: no limit)");
 
 unsigned long kfdpool_default_pool_limit;
 module_param_named(default_pool_limit, kfdpool_default_pool_limit, ulong,
 		   0644);
 MODULE_PARM_DESC(default_pool_limit,
-		 "Limit of a pool created with limit 0 (0: no limit)");
+		 "Limit of a pool created with limit 0, and the largest limit a pool may ask for (0: none)");
 
 unsigned int kfdpool_max_entries = 65536;
 module_param_named(max_entries, kfdpool_max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "Entries one pool may hold (default 65536)");
 
+unsigned int kfdpool_max_user_records = 2 * KFDPOOL_MAX_RECORDS;
+module_param_named(max_user_records, kfdpool_max_user_records, uint, 0644);
+MODULE_PARM_DESC(max_user_records,
+		 "Live export records the pools of one user, and of the user namespaces it owns, may hold (default 2097152, 0: no limit)");
 /*
  * A handle of KFDPOOL_HANDLE_POLICY_ANY admits whoever holds its 64 bytes:
  * a bearer token for the pool's memory, which is what GEM flink names were
@@ -70,7 +74,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	unsigned int out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
 	struct kfdpool_fd_out fdo;
-	char stack[192];	/* every struct of ABI 1 fits (stats: 168) */
+	char stack[192];	/* every struct of ABI 1 fits (stats: 184) */
 	char *kdata;
 	long ret;
 	int fd;
@@ -129,9 +133,16 @@ out:
 	return ret;
 }
 
+/*
+ * The other fields are arguments of @undo, set with it: clearing the whole
+ * struct (its record included) twice per batch element was a tenth of a
+ * validate-only import's cost.
+ */
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
 {
-	memset(fdo, 0, sizeof(*fdo));
+	fdo->file = NULL;
+	fdo->fd_off = 0;
+	fdo->undo = NULL;
 }
 
 /**
@@ -195,6 +206,7 @@ static long kfdpool_query(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_query *q = data;
+	u64 records;
 
 	/* Only pad is input; what the caller left in the outputs is ignored. */
 	if (!kfdpool_mem_is_zero(q->pad, sizeof(q->pad)))
@@ -207,7 +219,12 @@ static long kfdpool_query(struct file *file, void *data,
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
-	kfdpool_pinned(current_euid(), &q->global_pinned, &q->user_pinned);
+	/* Held entries nobody references any more are not counted. */
+	kfdpool_reap_all();
+	kfdpool_user_figures(current_user_ns(), current_euid(),
+			     &q->global_pinned, &q->user_pinned, &records);
+	q->user_records = min_t(u64, records, U32_MAX);
+	q->max_user_records = READ_ONCE(kfdpool_max_user_records);
 	q->global_limit = READ_ONCE(kfdpool_global_limit);
 	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
@@ -218,7 +235,7 @@ static long kfdpool_query(struct file *file, void *data,
 
 static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 	[_IOC_NR(KFDPOOL_IOC_QUERY)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, sizeof(struct kfdpool_query),
+		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, KFDPOOL_QUERY_SIZE_VER0,
 			      kfdpool_query),
 	[_IOC_NR(KFDPOOL_IOC_POOL_CREATE)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_CREATE,
@@ -271,24 +288,52 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
+	ret = kfdpool_limits_init();
+	if (ret)
+		return ret;
+	ret = kfdpool_pools_init();
+	if (ret)
+		goto err_limits;
+	ret = kfdpool_cover_init();
+	if (ret)
+		goto err_pools;
+	ret = kfdpool_rec_cache_init();
+	if (ret)
+		goto err_cover;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
 	if (ret == -EBUSY)
 		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
 	if (ret)
-		kfdpool_debugfs_exit();
+		goto err_debugfs;
+	return 0;
+
+err_debugfs:
+	kfdpool_debugfs_exit();
+	kfdpool_rec_cache_exit();
+err_cover:
+	kfdpool_cover_exit();
+err_pools:
+	kfdpool_pools_exit();
+err_limits:
+	kfdpool_limits_exit();
 	return ret;
 }
 
 /*
- * Every pool file holds a module reference (kfdpool_pool_fops.owner), so no
- * pool exists by the time this runs.
+ * Every pool file holds a module reference (kfdpool_pool_fops.owner), so
+ * only zombie pools (held.c) exist by the time this runs.
  */
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
+	kfdpool_held_exit();
 	WARN_ON(kfdpool_nr_pools());
+	kfdpool_rec_cache_exit();
+	kfdpool_cover_exit();
+	kfdpool_pools_exit();
+	kfdpool_limits_exit();
 }
 
 module_init(kfdpool_init);

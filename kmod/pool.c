@@ -9,36 +9,96 @@
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/random.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "kfdpool.h"
 
 /*
- * Protects kfdpool_pools: every pool, for debugfs, POOL_LIST and lookups by
- * id, in creation order.
+ * Protects kfdpool_pools: every pool until it is freed (zombies included),
+ * in creation order, for debugfs, POOL_LIST and the reaper.  Lookups by id
+ * use kfdpool_pool_ids instead.
  */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
 static u64 kfdpool_pool_serial;	/* under kfdpool_pools_lock */
 static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
-static void kfdpool_pool_release(struct kref *ref)
+/* Pools whose reference count is not zero, by id; read under RCU. */
+static struct rhashtable kfdpool_pool_ids;
+
+static const struct rhashtable_params kfdpool_pool_id_params = {
+	.key_len = KFDPOOL_ID_LEN,
+	.key_offset = offsetof(struct kfdpool_pool, id),
+	.head_offset = offsetof(struct kfdpool_pool, idnode),
+	.automatic_shrinking = true,
+};
+
+int kfdpool_pools_init(void)
 {
-	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
+	return rhashtable_init(&kfdpool_pool_ids, &kfdpool_pool_id_params);
+}
 
-	mutex_lock(&kfdpool_pools_lock);
-	list_del(&pool->node);
-	mutex_unlock(&kfdpool_pools_lock);
+void kfdpool_pools_exit(void)
+{
+	rhashtable_destroy(&kfdpool_pool_ids);
+}
 
-	kfdpool_pool_free_all(pool);
+/**
+ * kfdpool_pool_find_id() - the pool with id @id, with a reference, or NULL
+ * @id: KFDPOOL_ID_LEN bytes
+ *
+ * Takes no lock: the table is read under RCU, and a pool whose last
+ * reference is gone (its release is about to unlist it) is not revived.
+ */
+struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
+{
+	struct kfdpool_pool *pool;
+
+	rcu_read_lock();
+	pool = rhashtable_lookup(&kfdpool_pool_ids, id, kfdpool_pool_id_params);
+	if (pool && !kref_get_unless_zero(&pool->ref))
+		pool = NULL;
+	rcu_read_unlock();
+	return pool;
+}
+
+/* Free a pool that is unlisted and holds nothing. */
+void kfdpool_pool_destroy(struct kfdpool_pool *pool)
+{
 	xa_destroy(&pool->entries);
 	xa_destroy(&pool->records);
 	kfdpool_user_put(pool->user);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
-	kfree_sensitive(pool);	/* the handle key */
+	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
+	/* Lookups by id may still be looking at it. */
+	kfree_rcu(pool, rcu);
+}
+
+static void kfdpool_pool_release(struct kref *ref)
+{
+	struct kfdpool_pool *pool = container_of(ref, struct kfdpool_pool, ref);
+	bool zombie;
+
+	rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
+			       kfdpool_pool_id_params);
+	kfdpool_pool_free_all(pool);
+
+	/* Held entries keep the pool until the reaper frees them (held.c). */
+	mutex_lock(&kfdpool_pools_lock);
+	mutex_lock(&pool->lock);
+	zombie = pool->nr_held;
+	pool->zombie = zombie;
+	mutex_unlock(&pool->lock);
+	if (!zombie)
+		list_del(&pool->node);
+	mutex_unlock(&kfdpool_pools_lock);
+	if (!zombie)
+		kfdpool_pool_destroy(pool);
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -137,6 +197,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_create *args = data;
+	u64 cap = READ_ONCE(kfdpool_default_pool_limit);
 	struct kfdpool_pool *pool;
 	int ret;
 
@@ -144,28 +205,46 @@ long kfdpool_pool_create(struct file *file, void *data,
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
 	    !kfdpool_name_valid(args->name))
 		return -EINVAL;
+	/* The administrator's cap: refused, not lowered behind the caller. */
+	if (cap && args->limit > cap)
+		return -EDQUOT;
 
 	pool = kzalloc(sizeof(*pool), GFP_KERNEL_ACCOUNT);
 	if (!pool)
 		return -ENOMEM;
-	pool->user = kfdpool_user_get(current_euid());
+	pool->user = kfdpool_user_get(current_user_ns(), current_euid());
 	if (!pool->user) {
 		kfree(pool);
 		return -ENOMEM;
 	}
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
-	get_random_bytes(pool->id, sizeof(pool->id));
 	kfdpool_handle_key_init(pool);
+	get_random_bytes(&pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
-	pool->limit = args->limit ? args->limit :
-		READ_ONCE(kfdpool_default_pool_limit);
+	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;
 	pool->owner_pid = get_pid(task_tgid(current));
 	pool->uid = current_euid();
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	hash_init(pool->dmabufs);
 	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&pool->held);
+	INIT_LIST_HEAD(&pool->held_node);
+
+	/* 128 random bits do not collide; if they ever did, draw again. */
+	do {
+		get_random_bytes(pool->id, sizeof(pool->id));
+		ret = rhashtable_lookup_insert_fast(&kfdpool_pool_ids,
+						    &pool->idnode,
+						    kfdpool_pool_id_params);
+	} while (ret == -EEXIST);
+	if (ret) {
+		kfdpool_user_put(pool->user);
+		put_pid(pool->owner_pid);
+		kfree_sensitive(pool);
+		return ret;
+	}
 
 	mutex_lock(&kfdpool_pools_lock);
 	pool->serial = ++kfdpool_pool_serial;
@@ -230,6 +309,8 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 	st->records = pool->nr_records;
 	st->import_fds = pool->nr_import_fds;
 	st->fd_imports = pf->nr_imports;
+	st->held_bytes = pool->held_bytes;
+	st->held_entries = pool->nr_held;
 }
 
 #define KFDPOOL_STATS_RESET_ALL \
@@ -244,7 +325,7 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 	u32 flags = st->flags;
 
 	if ((flags & ~KFDPOOL_STATS_RESET_ALL) ||
-	    !kfdpool_mem_is_zero(st->pad, sizeof(st->pad)))
+	    !kfdpool_mem_is_zero(st->pad, sizeof(st->pad)) || st->pad2)
 		return -EINVAL;
 	if (flags && pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -252,6 +333,8 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 	memset(st, 0, sizeof(*st));
 	st->flags = flags;
 	mutex_lock(&pool->lock);
+	/* Held entries nobody references any more go before they are seen. */
+	kfdpool_pool_reap_locked(pool);
 	if (flags & KFDPOOL_STATS_RESET_RESERVED_HIGH)
 		pool->reserved_high = pool->reserved;
 	if (flags & KFDPOOL_STATS_RESET_USED_HIGH)
@@ -264,7 +347,7 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 	[_IOC_NR(KFDPOOL_IOC_POOL_STATS)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_STATS,
-			      sizeof(struct kfdpool_pool_stats),
+			      KFDPOOL_POOL_STATS_SIZE_VER0,
 			      kfdpool_ioctl_stats),
 	[_IOC_NR(KFDPOOL_IOC_POOL_EXPORT)] =
 		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_EXPORT,
@@ -356,6 +439,7 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	if (!st)
 		return;
 	mutex_lock(&pf->pool->lock);
+	kfdpool_pool_reap_locked(pf->pool);
 	kfdpool_stats_fill(pf, st);
 	mutex_unlock(&pf->pool->lock);
 
@@ -379,6 +463,8 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st->fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st->fd_imports);
 	seq_printf(m, "kfdpool-file-id:\t%llu\n", pf->id);
+	seq_printf(m, "kfdpool-held:\t%llu\n", st->held_bytes);
+	seq_printf(m, "kfdpool-held-entries:\t%u\n", st->held_entries);
 	kfree(st);
 }
 

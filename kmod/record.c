@@ -7,19 +7,64 @@
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
 #include <linux/random.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
 
+static struct kmem_cache *kfdpool_rec_cache;
+
+int kfdpool_rec_cache_init(void)
+{
+	kfdpool_rec_cache = KMEM_CACHE(kfdpool_rec, SLAB_ACCOUNT);
+	return kfdpool_rec_cache ? 0 : -ENOMEM;
+}
+
+void kfdpool_rec_cache_exit(void)
+{
+	kmem_cache_destroy(kfdpool_rec_cache);
+}
+
+/* Free a record no pool counts any longer. */
+void kfdpool_rec_destroy(struct kfdpool_rec *rec)
+{
+	kmem_cache_free(kfdpool_rec_cache, rec);
+}
+
+/*
+ * The nonce of record (@id, @generation): two SipHash-2-4 outputs under the
+ * pool's key, told apart by their last word.  (@id, @generation) never
+ * repeats in a pool (the generation is a 64-bit counter), so neither does
+ * a nonce, and without the key nobody can make one: a nonce is as good as
+ * random bytes stored with the record, for no bytes and no entropy drawn.
+ */
+static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
+			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
+{
+	u64 half[2];
+
+	BUILD_BUG_ON(sizeof(half) != KFDPOOL_NONCE_LEN);
+	half[0] = siphash_4u32(id, lower_32_bits(generation),
+			       upper_32_bits(generation), 0, &pool->nonce_key);
+	half[1] = siphash_4u32(id, lower_32_bits(generation),
+			       upper_32_bits(generation), 1, &pool->nonce_key);
+	memcpy(nonce, half, sizeof(half));
+	memzero_explicit(half, sizeof(half));
+}
+
 /* Free a live record; pool->lock held. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
+	struct kfdpool_entry *entry = rec->entry;
+
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= rec->size;
+	pool->used -= kfdpool_cover_del(&entry->cover, rec->offset, rec->size);
 	pool->nr_records--;
-	kfree(rec);
+	entry->nr_records--;
+	kfdpool_records_uncharge(pool->user, 1);
+	kmem_cache_free(kfdpool_rec_cache, rec);
 }
 
 static void kfdpool_rec_encode(struct kfdpool_pool *pool,
@@ -31,10 +76,10 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	r->magic = KFDPOOL_RECORD_MAGIC;
 	r->record_id = rec->id;
 	r->entry_id = rec->entry->id;
-	r->generation = rec->generation;
+	r->generation = lower_32_bits(rec->generation);
 	r->offset = rec->offset;
 	r->size = rec->size;
-	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
+	kfdpool_rec_nonce(pool, rec->id, rec->generation, r->nonce);
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
@@ -55,98 +100,162 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
+	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct kfdpool_rec *rec;
+	bool forged;
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
-	if (!rec)
+	/* A record of an unpinned entry is revoked, though not erased yet. */
+	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != r->generation)
+	if (lower_32_bits(rec->generation) != r->generation)
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
-	    rec->size != r->size ||
-	    crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+	    rec->size != r->size)
 		return ERR_PTR(-ENOENT);
-	return rec;
+	kfdpool_rec_nonce(pool, rec->id, rec->generation, nonce);
+	forged = crypto_memneq(nonce, r->nonce, sizeof(nonce));
+	memzero_explicit(nonce, sizeof(nonce));
+	return forged ? ERR_PTR(-ENOENT) : rec;
 }
 
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
-{
-	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_entry *entry;
-	struct kfdpool_rec *rec;
-	int ret;
+/*
+ * Each command comes in two halves, so that a batch takes the pool's lock
+ * once for many elements: *_prep() checks the arguments and allocates,
+ * without the lock; *_locked() does the rest under pool->lock.  The
+ * kfdpool_do_*() functions run both for one element.
+ */
 
+/**
+ * kfdpool_export_prep() - check an export and allocate its record
+ * @pf: the pool file
+ * @e: the element
+ * @res: receives what the export needs under the lock; pass it to
+ *	kfdpool_export_locked() and then, whatever happened, to
+ *	kfdpool_export_finish()
+ *
+ * Return: 0 or -errno (then @res holds nothing).
+ */
+int kfdpool_export_prep(struct kfdpool_file *pf,
+			const struct kfdpool_export *e,
+			struct kfdpool_export_res *res)
+{
+	res->rec = NULL;
+	res->spare[0] = NULL;
+	res->spare[1] = NULL;
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (e->flags || e->pad || !e->size)
 		return -EINVAL;
-	if (!pool->handle_types)
+	if (!pf->pool->handle_types)
 		return -EOPNOTSUPP;
-
-	rec = kzalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
-	if (!rec)
+	res->rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
+	if (!res->rec)
 		return -ENOMEM;
-	get_random_bytes(rec->nonce, sizeof(rec->nonce));
+	if (kfdpool_cover_prepare(res->spare)) {
+		kfdpool_export_finish(res);
+		return -ENOMEM;
+	}
+	return 0;
+}
 
-	mutex_lock(&pool->lock);
+/* Make the record of @e with @res; pool->lock held.  0 or -errno. */
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  struct kfdpool_export_res *res)
+{
+	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_rec *rec = res->rec;
+	struct kfdpool_entry *entry;
+	int ret;
+
+	lockdep_assert_held(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
-	if (!entry || entry->draining) {
-		ret = -ENOENT;
-		goto err_unlock;
-	}
-	if (e->offset > entry->size || e->size > entry->size - e->offset) {
-		ret = -EINVAL;
-		goto err_unlock;
-	}
-	if (pool->nr_records >= KFDPOOL_MAX_RECORDS) {
-		ret = -ENOSPC;
-		goto err_unlock;
-	}
+	if (!entry || entry->draining)
+		return -ENOENT;
+	if (e->offset > entry->size || e->size > entry->size - e->offset)
+		return -EINVAL;
+	if (pool->nr_records >= KFDPOOL_MAX_RECORDS)
+		return -ENOSPC;
+	ret = kfdpool_records_charge(pool->user);
+	if (ret)
+		return ret;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
 			      XA_LIMIT(1, U32_MAX), &pool->next_record,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
-		goto err_unlock;
+	if (ret < 0) {
+		kfdpool_records_uncharge(pool->user, 1);
+		return ret;
+	}
+	res->rec = NULL;
 	rec->generation = ++pool->generation;
 	rec->entry = entry;
 	rec->offset = e->offset;
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
-	pool->used += rec->size;
+	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
+					res->spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
+	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
-	mutex_unlock(&pool->lock);
 	return 0;
+}
 
-err_unlock:
-	mutex_unlock(&pool->lock);
-	kfree(rec);
+/* Free what an export prepared and did not use. */
+void kfdpool_export_finish(struct kfdpool_export_res *res)
+{
+	if (res->rec)
+		kmem_cache_free(kfdpool_rec_cache, res->rec);
+	res->rec = NULL;
+	kfdpool_cover_release(res->spare);
+}
+
+int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
+{
+	struct kfdpool_export_res res;
+	int ret;
+
+	ret = kfdpool_export_prep(pf, e, &res);
+	if (ret)
+		return ret;
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_export_locked(pf, e, &res);
+	mutex_unlock(&pf->pool->lock);
+	kfdpool_export_finish(&res);
 	return ret;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
+int kfdpool_revoke_prep(struct kfdpool_file *pf,
+			const struct kfdpool_revoke *r)
 {
-	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_rec *rec;
-	int ret;
-
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (r->flags)
 		return -EINVAL;
-	ret = kfdpool_rec_precheck(pool, &r->record);
+	return kfdpool_rec_precheck(pf->pool, &r->record);
+}
+
+int kfdpool_revoke_locked(struct kfdpool_file *pf,
+			  const struct kfdpool_revoke *r)
+{
+	struct kfdpool_rec *rec = kfdpool_rec_lookup(pf->pool, &r->record);
+
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
+	kfdpool_rec_free(pf->pool, rec);
+	return 0;
+}
+
+int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
+{
+	int ret = kfdpool_revoke_prep(pf, r);
+
 	if (ret)
 		return ret;
-
-	mutex_lock(&pool->lock);
-	rec = kfdpool_rec_lookup(pool, &r->record);
-	if (IS_ERR(rec))
-		ret = PTR_ERR(rec);
-	else
-		kfdpool_rec_free(pool, rec);
-	mutex_unlock(&pool->lock);
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_revoke_locked(pf, r);
+	mutex_unlock(&pf->pool->lock);
 	return ret;
 }
 
@@ -160,48 +269,40 @@ static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
 	mutex_unlock(&pool->lock);
 }
 
-/**
- * kfdpool_do_import() - validate a record and import its entry
- * @pf: the pool file the record is presented to (any mode)
- * @imp: the element; outputs are filled on success
- * @fdo: without KFDPOOL_IMPORT_VALIDATE, receives a reference to the
- *	dma-buf's file, which the caller installs at a new fd after its copy
- *	back (kfdpool_fd_commit(); imp->fd is left -1 until then)
- *
- * Return: 0 or -errno.
- */
-int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo)
+int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 {
-	bool validate = imp->flags & KFDPOOL_IMPORT_VALIDATE;
-	struct kfdpool_pool *pool = pf->pool;
+	imp->fd = -1;
+	if (imp->flags & ~KFDPOOL_IMPORT_VALIDATE)
+		return -EINVAL;
+	return kfdpool_rec_precheck(pf->pool, &imp->record);
+}
+
+/*
+ * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
+ * entry: @fdo then holds a reference to the dma-buf's file, which the
+ * caller installs at a new fd after its copy back (kfdpool_fd_commit();
+ * imp->fd stays -1 until then).  pool->lock held.  0 or -errno.
+ */
+int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
+			  struct kfdpool_fd_out *fdo)
+{
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
 
-	imp->fd = -1;
-	if (imp->flags & ~KFDPOOL_IMPORT_VALIDATE)
-		return -EINVAL;
-	ret = kfdpool_rec_precheck(pool, &imp->record);
-	if (ret)
-		return ret;
-
-	mutex_lock(&pool->lock);
-	rec = kfdpool_rec_lookup(pool, &imp->record);
-	if (IS_ERR(rec)) {
-		ret = PTR_ERR(rec);
-		goto err_unlock;
-	}
+	rec = kfdpool_rec_lookup(pf->pool, &imp->record);
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
 	entry = rec->entry;
-	if (validate) {
-		if (!xa_load(&pf->imports, entry->id)) {
-			ret = -ENXIO;
-			goto err_unlock;
-		}
+	if (imp->flags & KFDPOOL_IMPORT_VALIDATE) {
+		if (!xa_load(&pf->imports, entry->id))
+			return -ENXIO;
 	} else {
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
-			goto err_unlock;
+			return ret;
+		/* From now on the entry may outlive the pool's use of it. */
+		entry->handed_out = true;
 		get_dma_buf(entry->dmabuf);
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
@@ -213,22 +314,49 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	imp->entry_size = entry->size;
 	imp->cookie = entry->cookie;
 	imp->entry_id = entry->id;
-	mutex_unlock(&pool->lock);
 	return 0;
+}
 
-err_unlock:
-	mutex_unlock(&pool->lock);
+/**
+ * kfdpool_do_import() - validate a record and import its entry
+ * @pf: the pool file the record is presented to (any mode)
+ * @imp: the element; outputs are filled on success
+ * @fdo: see kfdpool_import_locked()
+ *
+ * Return: 0 or -errno.
+ */
+int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
+		      struct kfdpool_fd_out *fdo)
+{
+	int ret = kfdpool_import_prep(pf, imp);
+
+	if (ret)
+		return ret;
+	mutex_lock(&pf->pool->lock);
+	ret = kfdpool_import_locked(pf, imp, fdo);
+	mutex_unlock(&pf->pool->lock);
 	return ret;
+}
+
+int kfdpool_release_prep(const struct kfdpool_release *rel)
+{
+	return rel->flags || rel->pad ? -EINVAL : 0;
+}
+
+int kfdpool_release_locked(struct kfdpool_file *pf,
+			   const struct kfdpool_release *rel)
+{
+	return kfdpool_import_put(pf, rel->entry_id);
 }
 
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
 {
-	int ret;
+	int ret = kfdpool_release_prep(rel);
 
-	if (rel->flags || rel->pad)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_import_put(pf, rel->entry_id);
+	ret = kfdpool_release_locked(pf, rel);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
 }

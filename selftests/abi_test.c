@@ -538,4 +538,30 @@ TEST_F(abi, uring_payloads)
 	EXPECT_EQ(0, stats_of(pool).records);
 }
 
+/*
+ * A caller of a struct's first version (QUERY and POOL_STATS grew) is
+ * served, and only its bytes are written; one byte less is EINVAL.
+ */
+static void first_version(struct __test_metadata *_metadata, int fd,
+			  unsigned long cmd, size_t ver0)
+{
+	unsigned char buf[256];
+
+	ASSERT_LT(ver0, _IOC_SIZE(cmd));
+	memset(buf, 0, sizeof(buf));
+	memset(buf + ver0, 0x5a, sizeof(buf) - ver0);
+	EXPECT_EQ(0, kfd_ioctl(fd, resized(cmd, ver0), buf));
+	EXPECT_EQ(0x5a, buf[ver0]);
+	memset(buf, 0, sizeof(buf));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(fd, resized(cmd, ver0 - 1), buf));
+}
+
+TEST_F(abi, first_versions)
+{
+	first_version(_metadata, self->ctl, KFDPOOL_IOC_QUERY,
+		      KFDPOOL_QUERY_SIZE_VER0);
+	first_version(_metadata, self->s.pool, KFDPOOL_IOC_POOL_STATS,
+		      KFDPOOL_POOL_STATS_SIZE_VER0);
+}
+
 TEST_HARNESS_MAIN

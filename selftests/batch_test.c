@@ -434,6 +434,51 @@ TEST_F(batch, readonly_elements)
 	munmap(im, 4096);
 }
 
+/*
+ * Revokes and releases cannot be taken back: one whose element cannot be
+ * written back is not run (the lock is taken once for many elements, so
+ * this is found before any of them runs).
+ */
+TEST_F(batch, readonly_revokes_and_releases)
+{
+	struct kfdpool_revoke *rv;
+	struct kfdpool_release *rl;
+	struct kfdpool_pool_stats st;
+	struct kfdpool_record r[3];
+	int i;
+
+	rv = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, rv);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0],
+					i * 4096, 4096, &r[i]));
+		rv[i].record = r[i];
+	}
+	ASSERT_EQ(0, mprotect(rv, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 3,
+				 sizeof(*rv)));
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
+	EXPECT_EQ(3, st.records);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, kfd_import(self->s.imp, &r[i], 0, NULL));
+	munmap(rv, 4096);
+
+	rl = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, rl);
+	for (i = 0; i < 3; i++)
+		rl[i].entry_id = self->s.entry[0];
+	ASSERT_EQ(0, mprotect(rl, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rl, 3,
+				 sizeof(*rl)));
+	/* The three imports are all still held. */
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[0]));
+	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[0]));
+	munmap(rl, 4096);
+}
+
 /* Running out of fds fails the elements that need one, not the batch. */
 TEST_F(batch, emfile_elements)
 {

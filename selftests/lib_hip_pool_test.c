@@ -568,6 +568,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 {
 	uint64_t v, zero = 0, one = 1;
 	struct kfdpool_pool_stats st;
+	hipMemPoolPtrExportData d;
 	void *p[4];
 	int i, b;
 
@@ -575,12 +576,19 @@ TEST_F(pool, attributes_follow_hip_rules)
 		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[i], 1 << 20,
 							    self->pool, NULL));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
-	EXPECT_EQ(4 << 20, st.used_bytes);
+	/* Records are made at export: none yet. */
+	EXPECT_EQ(0, st.used_bytes);
 	EXPECT_EQ(4 << 20, st.reserved_bytes);	/* two 2 MiB chunks */
 	EXPECT_EQ(st.reserved_bytes, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
-	EXPECT_EQ(st.used_bytes, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
-	/* The importer sees the same figures. */
-	EXPECT_EQ(st.used_bytes, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
+	/* Used bytes are the allocated ones. */
+	EXPECT_EQ(4 << 20, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
+	/* The importer sees the kernel's figures: the reserved bytes, and
+	 * as used the bytes exported to it. */
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[3]));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[2]));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(2 << 20, st.used_bytes);
+	EXPECT_EQ(2 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
 	EXPECT_EQ(st.reserved_bytes, lh_attr(self->imp, hipMemPoolAttrReservedMemCurrent));
 	/* Current figures are read-only. */
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
@@ -602,8 +610,9 @@ TEST_F(pool, attributes_follow_hip_rules)
 	v = lh_attr(self->pool, hipMemPoolAttrReservedMemHigh);
 	EXPECT_EQ(lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent), v);
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
-	EXPECT_EQ(st.used_high, lh_attr(self->pool, hipMemPoolAttrUsedMemHigh));
 	EXPECT_EQ(st.reserved_high, v);
+	/* The kernel's used mark was reset too: p[3]'s record is left. */
+	EXPECT_EQ(1 << 20, st.used_high);
 	/* Reuse flags: booleans, stored. */
 	for (i = hipMemPoolReuseFollowEventDependencies;
 	     i <= hipMemPoolReuseAllowInternalDependencies; i++) {

@@ -51,7 +51,14 @@
 	X(hipGetErrorName, "hip_4.2") \
 	X(hipGetErrorString, "hip_4.2") \
 	X(hipGetDeviceCount, "hip_4.2") \
-	X(hipDeviceGetDefaultMemPool, "hip_5.1")
+	X(hipDeviceGetDefaultMemPool, "hip_5.1") \
+	X(hipEventRecord, "hip_4.2") \
+	X(hipEventDestroy, "hip_4.2") \
+	X(hipStreamDestroy, "hip_4.2") \
+	X(hipStreamWaitEvent, "hip_4.2") \
+	X(hipStreamWaitEvent_spt, "hip_5.2") \
+	X(hipEventCreateWithFlags, "hip_4.2") \
+	X(hipStreamCreate, "hip_4.2")
 
 struct hiprt_api {
 #define HIPRT_MEMBER(name, version) __typeof__(name) *name;
@@ -261,6 +268,43 @@ TEST(runtime_pools_are_the_runtimes)
 	EXPECT_EQ(rt.hipMemPoolCreate(&np1, NULL), kp->hipMemPoolCreate(&np2, NULL));
 	if (rt_no_device)
 		EXPECT_EQ(rt.hipMemPoolDestroy(pool), kp->hipMemPoolDestroy(pool));
+}
+
+/* The stream and event calls kfdpool follows (stream order) are the
+ * runtime's: forwarded, the same answers. */
+TEST(stream_and_event_calls_are_the_runtimes)
+{
+	hipEvent_t e1 = NULL, e2 = NULL;
+	hipStream_t s1 = NULL, s2 = NULL;
+	hipError_t a, b;
+
+	ASSERT_NE(NULL, rt.hipEventRecord);
+	EXPECT_EQ(rt.hipEventRecord(NULL, NULL), kp->hipEventRecord(NULL, NULL));
+	EXPECT_EQ(rt.hipEventDestroy(NULL), kp->hipEventDestroy(NULL));
+	EXPECT_EQ(rt.hipStreamWaitEvent(NULL, NULL, 0),
+		  kp->hipStreamWaitEvent(NULL, NULL, 0));
+	EXPECT_EQ(rt.hipStreamWaitEvent_spt(NULL, NULL, 0),
+		  kp->hipStreamWaitEvent_spt(NULL, NULL, 0));
+	EXPECT_EQ(rt.hipStreamWaitEvent(NULL, NULL, 1),
+		  kp->hipStreamWaitEvent(NULL, NULL, 1));
+	/* With the runtime's own objects where it makes them. */
+	a = rt.hipEventCreateWithFlags(&e1, 0);
+	b = rt.hipEventCreateWithFlags(&e2, 0);
+	EXPECT_EQ(a, b);
+	EXPECT_EQ(rt.hipStreamCreate(&s1), rt.hipStreamCreate(&s2));
+	if (!a && !b) {
+		EXPECT_EQ(rt.hipEventRecord(e1, s1), kp->hipEventRecord(e2, s2));
+		EXPECT_EQ(rt.hipStreamWaitEvent(s1, e1, 0),
+			  kp->hipStreamWaitEvent(s2, e2, 0));
+		EXPECT_EQ(rt.hipEventDestroy(e1), kp->hipEventDestroy(e2));
+	}
+	if (s1 && s2)
+		EXPECT_EQ(rt.hipStreamDestroy(s1), kp->hipStreamDestroy(s2));
+	/* kfdpool defines these names, and they reach it. */
+	EXPECT_TRUE(strstr(object_of((void *)kp->hipEventRecord),
+			   "libkfdpool-hip") != NULL);
+	EXPECT_TRUE(strstr(object_of((void *)kp->hipStreamDestroy),
+			   "libkfdpool-hip") != NULL);
 }
 
 TEST(foreign_shareable_handles_are_the_runtimes)

@@ -134,16 +134,29 @@ TEST_F(life, exporter_unpins_and_exits)
 	EXPECT_EQ(1, kfd_dmabuf_check(imp1.fd, SZ, 8, 0, SZ));
 	close(imp1.fd);
 
-	/* Releasing the last import of the draining entry frees it. */
+	/*
+	 * Releasing the last import of the draining entry: our mapping still
+	 * holds the buffer the pool handed out, so the pool holds it, charged,
+	 * until the mapping goes.
+	 */
 	EXPECT_EQ(0, kfd_release(imp_fd, m.entry[0]));
+	ASSERT_EQ(0, kfd_stats(imp_fd, &st));
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(1, st.draining_entries);
+	EXPECT_EQ(SZ, st.draining_bytes);
+	EXPECT_EQ(1, st.held_entries);
+	EXPECT_EQ(SZ, st.held_bytes);
+	EXPECT_EQ(2 * SZ, st.reserved_bytes);
+	EXPECT_EQ(self->baseline + 2, kfd_dmabuf_count(self->baseline + 2));
+	munmap(map, SZ);
+	/* Reading the figures frees what nobody references any more. */
 	ASSERT_EQ(0, kfd_stats(imp_fd, &st));
 	EXPECT_EQ(1, st.entries);
 	EXPECT_EQ(0, st.draining_entries);
 	EXPECT_EQ(0, st.draining_bytes);
+	EXPECT_EQ(0, st.held_entries);
+	EXPECT_EQ(0, st.held_bytes);
 	EXPECT_EQ(SZ, st.reserved_bytes);
-	/* Our mapping still holds the first buffer. */
-	EXPECT_EQ(self->baseline + 2, kfd_dmabuf_count(self->baseline + 2));
-	munmap(map, SZ);
 	EXPECT_EQ(self->baseline + 1, kfd_dmabuf_count(self->baseline + 1));
 	close(imp_fd);
 }
@@ -394,14 +407,20 @@ TEST_F_TIMEOUT(life, concurrent, 600)
 	EXPECT_LT(0, st->imports);
 	TH_LOG("%d imports under churn", st->imports);
 
-	/* Every import was released: nothing held, nothing draining. */
+	/*
+	 * Every import was released and its fd closed.  Entries unpinned after
+	 * an import stay held while our fds of their dma-bufs are open (the
+	 * kernel cannot tell them from an importer's); once closed, only the
+	 * pool's own references are left and nothing is held or draining.
+	 */
+	for (i = 0; i < STRESS_BUFS; i++)
+		close(st->buf[i]);
 	ASSERT_EQ(0, kfd_stats(st->imp[0], &ps));
 	EXPECT_EQ(0, ps.imported_bytes);
 	EXPECT_EQ(0, ps.draining_entries);
+	EXPECT_EQ(0, ps.held_entries);
 	EXPECT_EQ(STRESS_BUFS, ps.entries);
 	EXPECT_EQ(STRESS_BUFS * SZ, ps.reserved_bytes);
-	for (i = 0; i < STRESS_BUFS; i++)
-		close(st->buf[i]);
 	close(st->imp[0]);
 	close(st->imp[1]);
 	close(st->pool);

@@ -3,9 +3,11 @@
  * KFDPOOL_IOC_POOL_LIST: the pools a caller may see, in pages, with the
  * figures of POOL_STATS; every field with a bad value; who sees what; pools
  * coming and going between pages.  And fdinfo's kfdpool-file-id, which
- * tells fds that share one open file from fds that do not.
+ * tells fds that share one open file from fds that do not.  Zombie pools
+ * are listed, and callers of the first version get its elements.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 
 #include "kselftest_harness.h"
@@ -292,7 +294,7 @@ TEST_F(list, bad_values)
 	l.count = ~0u;
 	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
 	RESET();
-	l.info_size = INFO_SIZE - 1;
+	l.info_size = KFDPOOL_POOL_INFO_SIZE_VER0 - 1;
 	EXPECT_EQ(-EINVAL, list_call(self->ctl, &l));
 	RESET();
 	l.info_size = 0;
@@ -522,6 +524,90 @@ TEST_F(list, file_id_names_the_open_file)
 	close(sv[1]);
 	close(other);
 	close(d);
+}
+
+/* A caller of the first version: elements of its size, at its stride. */
+TEST_F(list, first_version_elements)
+{
+	const size_t esz = KFDPOOL_POOL_INFO_SIZE_VER0;
+	struct kfdpool_pool_list l = {};
+	struct kfdpool_pool_info full[4];
+	unsigned char *arr;
+	unsigned int i;
+
+	_Static_assert(offsetof(struct kfdpool_pool_info, held_bytes) ==
+		       KFDPOOL_POOL_INFO_SIZE_VER0, "VER0 ends at held_bytes");
+	arr = malloc(4 * esz + 1);
+	ASSERT_NE(NULL, arr);
+	memset(arr, 0xa5, 4 * esz + 1);
+	l.pools = (uintptr_t)arr;
+	l.count = 4;
+	l.info_size = esz;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	ASSERT_LT(0, l.count);
+	EXPECT_EQ(0xa5, arr[l.count * esz]);
+
+	memset(&l, 0, sizeof(l));
+	l.pools = (uintptr_t)full;
+	l.count = 4;
+	l.info_size = INFO_SIZE;
+	ASSERT_EQ(0, list_call(self->ctl, &l));
+	for (i = 0; i < l.count; i++)
+		EXPECT_EQ(0, memcmp(full[i].id, arr + i * esz,
+				    KFDPOOL_ID_LEN));
+	free(arr);
+}
+
+/*
+ * A pool whose files are all closed while an importer keeps its fd of an
+ * entry is listed as a zombie, with what it holds; once the fd goes it is
+ * listed no more.
+ */
+TEST_F(list, zombie_listed_until_released)
+{
+	const struct kfdpool_pool_info *p;
+	struct kfdpool_record rec;
+	struct kfdpool_import imp;
+	__u8 id[KFDPOOL_ID_LEN];
+	int pool, ip, buf, e, n;
+
+	buf = kfd_dmabuf_new(65536);
+	if (buf < 0)
+		SKIP(return, "no dma-buf exporter");
+	pool = kfd_pool_create(self->ctl, 0, "list-zombie",
+			       KFDPOOL_HANDLE_TYPE_FD, id);
+	ASSERT_LE(0, pool);
+	ip = kfd_pool_export(pool);
+	ASSERT_LE(0, ip);
+	e = kfd_pin(pool, buf, 0);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(0, kfd_export(pool, e, 0, 65536, &rec));
+	ASSERT_EQ(0, kfd_import(ip, &rec, 0, &imp));
+	close(buf);
+
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX,
+		     NULL);
+	p = find_id(self->info, n, id);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(0, p->state);
+	EXPECT_EQ(0, p->held_bytes);
+
+	close(ip);
+	close(pool);
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX,
+		     NULL);
+	p = find_id(self->info, n, id);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(KFDPOOL_POOL_INFO_ZOMBIE, p->state);
+	EXPECT_EQ(65536, p->held_bytes);
+	EXPECT_EQ(1, p->held_entries);
+	EXPECT_EQ(65536, p->reserved_bytes);
+	EXPECT_EQ(0, p->import_fds);
+
+	close(imp.fd);
+	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX,
+		     NULL);
+	EXPECT_EQ(0, count_id(self->info, n, id));
 }
 
 TEST_HARNESS_MAIN

@@ -224,10 +224,14 @@ TEST_F(pool, stats_bad_args)
 		EXPECT_EQ(-EINVAL,
 			  kfd_ioctl(self->pool, KFDPOOL_IOC_POOL_STATS, &st));
 	}
+	memset(&st, 0, sizeof(st));
+	st.pad2 = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->pool, KFDPOOL_IOC_POOL_STATS, &st));
 	/* Output fields coming in dirty are overwritten, not refused. */
 	memset(&st, 0xff, sizeof(st));
 	st.flags = 0;
 	memset(st.pad, 0, sizeof(st.pad));
+	st.pad2 = 0;
 	ASSERT_EQ(0, kfd_ioctl(self->pool, KFDPOOL_IOC_POOL_STATS, &st));
 	EXPECT_EQ(0, st.entries);
 	EXPECT_STREQ("pool_test", st.name);
@@ -420,6 +424,7 @@ TEST_F(pool, fdinfo_keys)
 		"kfdpool-draining-entries", "kfdpool-records",
 		"kfdpool-import-fds", "kfdpool-imported",
 		"kfdpool-fd-imported", "kfdpool-fd-imports", "kfdpool-file-id",
+		"kfdpool-held", "kfdpool-held-entries",
 	};
 	char path[64], line[256];
 	unsigned int k = 0;
@@ -456,14 +461,14 @@ TEST_F(pool, debugfs)
 	kfd_hex(self->id, KFDPOOL_ID_LEN, hex);
 	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
 	EXPECT_EQ('#', line[0]);
-	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported\n"));
+	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held\n"));
 	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			       id, name, &pid, &v[0], &v[1], &v[2], &v[3],
 			       &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			       &v[10]);
+			       &v[10], &v[11]);
 
-		EXPECT_EQ(14, n);
+		EXPECT_EQ(15, n);
 		if (!strcmp(name, "-") && pid == getpid())
 			found |= 2;
 		if (strcmp(id, hex))

@@ -40,8 +40,14 @@ int main(void)
 	limit("per-user limit", q.user_limit);
 	limit("default pool limit", q.default_pool_limit);
 	printf("%-22s %u\n", "entries per pool", q.max_entries);
+	if (q.max_user_records)
+		printf("%-22s %u\n", "records per user", q.max_user_records);
+	else
+		printf("%-22s none\n", "records per user");
 	printf("%-22s %u\n", "batch maximum", q.max_batch);
 	printf("%-22s %llu bytes\n", "pinned now (all)",
 	       (unsigned long long)q.global_pinned);
+	printf("%-22s %llu bytes, %u records\n", "charged now (you)",
+	       (unsigned long long)q.user_pinned, q.user_records);
 	return 0;
 }

@@ -111,6 +111,11 @@ $(UNIT_OUT)/alloc_test: $(SRC)/userlib/test/alloc_test.c $(SRC)/userlib/src/pool
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/pool/arena.c
 
+# The address table's test links it alone.
+$(UNIT_OUT)/addr_test: $(SRC)/userlib/test/addr_test.c $(SRC)/userlib/src/pool/addr.c $(SRC)/userlib/src/pool/lock.c $(LIB_HDRS) | ksft
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(SRC)/userlib/src/pool/addr.c $(SRC)/userlib/src/pool/lock.c -lpthread
+
 # HIP ABI check: our own type declarations, renamed, next to HIP's.
 HIP_API_H := $(wildcard /usr/include/hip/hip_runtime_api.h)
 $(UNIT_OUT)/hip_rename.h: $(SRC)/userlib/include/kfdpool_hip_types.h

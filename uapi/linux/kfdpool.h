@@ -81,7 +81,8 @@
  * @generation: the pool's export counter when the record was made
  * @offset: offset of the pointer in the entry's dma-buf
  * @size: bytes from @offset that the record covers
- * @nonce: random bytes the kernel chose; a record only imports if they match
+ * @nonce: bytes only the kernel can make (a keyed PRF of the record's slot
+ *	and generation); a record only imports if they match
  *
  * This is the encoding of hipMemPoolPtrExportData.  The kernel checks every
  * field against what it stored when the record was made: a record that was
@@ -115,13 +116,24 @@ struct kfdpool_record {
  * @features: out: KFDPOOL_FEATURE_* bits
  * @global_limit: out: bytes all pools together may pin, 0 for no limit
  * @user_limit: out: bytes the pools of one uid may pin, 0 for no limit
- * @default_pool_limit: out: limit of a pool created with limit 0,
- *	0 for no limit
+ * @default_pool_limit: out: limit of a pool created with limit 0, and the
+ *	largest limit a pool may ask for; 0 for neither
  * @max_entries: out: entries one pool may hold
  * @max_batch: out: KFDPOOL_BATCH_MAX
- * @global_pinned: out: bytes pinned in all pools now
- * @user_pinned: out: bytes pinned now in pools of the caller's uid
+ * @global_pinned: out: bytes pinned in all pools now; a dma-buf pinned in
+ *	several pools counts once
+ * @user_pinned: out: bytes charged now to the caller's user: its euid in
+ *	its user namespace, for the dma-bufs that pools of that user, or of
+ *	users of namespaces it owns, pin (each dma-buf once).  A user is also
+ *	charged at every ancestor namespace's level, to the namespace's owner;
+ *	PIN fails with -EDQUOT when any level would pass @user_limit
  * @pad: must be 0
+ * @max_user_records: out: live export records the pools of one user (and
+ *	of the namespaces it owns) may hold together, 0 for no limit
+ * @user_records: out: live export records charged now to the caller's user
+ *
+ * The struct is size-versioned: @max_user_records and @user_records are
+ * not in the first version (KFDPOOL_QUERY_SIZE_VER0 bytes).
  */
 struct kfdpool_query {
 	__u32 abi_version;
@@ -134,11 +146,17 @@ struct kfdpool_query {
 	__u64 global_pinned;
 	__u64 user_pinned;
 	__u64 pad[4];
+	__u32 max_user_records;
+	__u32 user_records;
 };
+
+#define KFDPOOL_QUERY_SIZE_VER0		80
 
 /**
  * struct kfdpool_pool_create - create a pool
- * @limit: in: bytes the pool may pin, 0 for the module's default_pool_limit
+ * @limit: in: bytes the pool may pin, 0 for the module's default_pool_limit.
+ *	When default_pool_limit is set it is also a cap: a larger @limit fails
+ *	with -EDQUOT (it is not lowered to the cap)
  * @flags: in: must be 0
  * @handle_types: in: KFDPOOL_HANDLE_TYPE_* the pool may be shared through;
  *	0 makes a pool that cannot be shared (pointer export is refused)
@@ -237,18 +255,26 @@ struct kfdpool_pool_import_handle {
  * @entries: entries, draining ones included
  * @reserved_bytes: bytes of all entries, draining ones included
  * @reserved_high: high-water mark of @reserved_bytes
- * @used_bytes: bytes covered by live export records
+ * @used_bytes: bytes covered by live export records (overlaps once)
  * @used_high: high-water mark of @used_bytes
- * @draining_bytes: bytes of unpinned entries that imports keep alive
+ * @draining_bytes: bytes of unpinned entries still alive (imports counted
+ *	on pool fds, or held: @held_bytes)
  * @imported_bytes: sum over import holders of the bytes of the entries each
  *	holds
- * @draining_entries: entries unpinned but still imported
+ * @draining_entries: entries unpinned but still alive
  * @records: live export records
  * @import_fds: import-mode files of the pool that are open
  * @pad: 0
+ * @held_bytes: bytes of held entries (kfdpool_pool_stats.held_bytes)
+ * @held_entries: held entries
+ * @state: KFDPOOL_POOL_INFO_ZOMBIE when every file of the pool is closed
+ *	and only its held entries keep it (and their charges) until the last
+ *	outside reference to them goes; else 0
  *
  * The figures are those of struct kfdpool_pool_stats, read together under
- * the pool's lock.
+ * the pool's lock.  The struct is size-versioned: @held_bytes,
+ * @held_entries and @state are not in the first version
+ * (KFDPOOL_POOL_INFO_SIZE_VER0 bytes).
  */
 struct kfdpool_pool_info {
 	__u8 id[KFDPOOL_ID_LEN];
@@ -268,7 +294,15 @@ struct kfdpool_pool_info {
 	__u32 records;
 	__u32 import_fds;
 	__u32 pad;
+	__u64 held_bytes;
+	__u32 held_entries;
+	__u32 state;
 };
+
+#define KFDPOOL_POOL_INFO_SIZE_VER0	136
+
+/* kfdpool_pool_info.state */
+#define KFDPOOL_POOL_INFO_ZOMBIE	1
 
 /* The most elements one KFDPOOL_IOC_POOL_LIST call fills. */
 #define KFDPOOL_POOL_LIST_MAX	256
@@ -285,7 +319,8 @@ struct kfdpool_pool_info {
  * @count: in: elements the array holds, 0..KFDPOOL_POOL_LIST_MAX (else
  *	-EINVAL); out: elements written
  * @info_size: in: the size of one element as the caller knows it, at least
- *	the first version's and at most 4096 (else -EINVAL).  The kernel
+ *	the first version's (KFDPOOL_POOL_INFO_SIZE_VER0) and at most 4096
+ *	(else -EINVAL).  The kernel
  *	writes min(@info_size, its size) bytes of each element and zeroes the
  *	rest of it
  * @flags: in: must be 0
@@ -297,11 +332,15 @@ struct kfdpool_pool_info {
  *	KFDPOOL_POOL_LIST_OWN (the pools created by the caller's euid)
  * @pad: must be 0
  *
- * Pools are listed in creation order.  A pool that exists from the first
+ * Pools are listed in creation order, zombies (see
+ * kfdpool_pool_info.state) included.  A pool that exists from the first
  * call to the last is listed exactly once; a pool created or destroyed
- * meanwhile may or may not be.  @count 0 asks only whether any pool is
- * there (@next_cursor).  Nothing is copied to user space under a lock: a
- * page is read into the kernel, then copied out (-EFAULT if that fails).
+ * meanwhile may or may not be.  A call looks at a bounded number of pools
+ * (visible or not): it may return fewer than @count, even none, with a
+ * non-zero @next_cursor; only @next_cursor 0 says the listing is done.
+ * @count 0 asks only whether any pool is there (@next_cursor).  Nothing
+ * is copied to user space under a lock: a page is read into the kernel,
+ * then copied out (-EFAULT if that fails).
  */
 struct kfdpool_pool_list {
 	__u64 pools;
@@ -339,18 +378,34 @@ struct kfdpool_pool_list {
  *	record every peak the pool reached, including that of a command the
  *	kernel undid because its result could not be copied back (-EFAULT):
  *	such a command leaves every other figure as it found it
- * @used_bytes: out: bytes covered by live export records
+ * @used_bytes: out: bytes covered by live export records; bytes that
+ *	several records cover (interior pointers, the same pointer exported
+ *	twice) count once
  * @used_high: out: high-water mark of @used_bytes
- * @draining_bytes: out: bytes of unpinned entries that imports keep alive
+ * @draining_bytes: out: bytes of unpinned entries still alive: imports
+ *	counted on a pool fd keep them, or fds of them the pool handed out
+ *	(@held_bytes)
  * @imported_bytes: out: sum over import holders of the bytes of the entries
  *	each holds (an entry held by two fds counts twice)
  * @fd_imported_bytes: out: bytes of the entries this fd holds imports of
  * @entries: out: entries, draining ones included
- * @draining_entries: out: entries unpinned but still imported
+ * @draining_entries: out: entries unpinned but still alive
  * @records: out: live export records
  * @import_fds: out: import-mode fds of the pool that are open
  * @fd_imports: out: entries this fd holds imports of
  * @pad: must be 0
+ * @held_bytes: out: bytes of unpinned entries with no import counted that
+ *	the pool keeps because their dma-buf is still referenced outside the
+ *	module after the pool handed out fds of it (an importer that released
+ *	but kept its fd or mapping, or never released and closed its pool fd).
+ *	Held entries stay charged to the pool's limit, its user and the global
+ *	limit until the last outside reference goes; they are part of
+ *	@draining_bytes and @reserved_bytes
+ * @held_entries: out: such entries
+ * @pad2: must be 0
+ *
+ * The struct is size-versioned: @held_bytes, @held_entries and @pad2 are not
+ * in the first version (KFDPOOL_POOL_STATS_SIZE_VER0 bytes).
  */
 struct kfdpool_pool_stats {
 	__u32 flags;
@@ -373,7 +428,12 @@ struct kfdpool_pool_stats {
 	__u32 import_fds;
 	__u32 fd_imports;
 	__u32 pad[5];
+	__u64 held_bytes;
+	__u32 held_entries;
+	__u32 pad2;
 };
+
+#define KFDPOOL_POOL_STATS_SIZE_VER0	168
 
 /**
  * struct kfdpool_pool_export - make an import fd of a pool (owner fd only)
@@ -399,9 +459,14 @@ struct kfdpool_pool_export {
  * @entry_id: out: the new entry's id, never 0
  * @pad: must be 0
  *
- * Takes a reference on the dma-buf.  Fails with -ENOSPC over the pool's
- * limit, the global limit or the per-pool entry cap, -EDQUOT over the
- * per-user limit, and -EEXIST when the dma-buf is pinned in this pool already.
+ * Takes a reference on the dma-buf.  The pool's limit counts each of its
+ * entries; the global and per-user limits count each dma-buf once, however
+ * many pools pin it: the first entry of a dma-buf charges it, the last one
+ * freed returns the charge.  Two users pinning one dma-buf are each charged
+ * once.  Fails with -ENOSPC over the pool's limit, the global limit or the
+ * per-pool entry cap, -EDQUOT over the per-user limit (at the caller's or
+ * any ancestor user namespace's level), and -EEXIST when the dma-buf is
+ * pinned in this pool already.
  */
 struct kfdpool_pin {
 	__s32 dmabuf_fd;
@@ -417,8 +482,10 @@ struct kfdpool_pin {
  * @entry_id: in: the entry (-ENOENT if the pool has no such live entry)
  * @flags: in: must be 0
  * @revoked: out: export records of the entry that this revoked
- * @draining: out: 1 if imports keep the entry alive (it stays counted as
- *	draining until the last is released), else 0
+ * @draining: out: 1 if the entry stays alive, counted as draining: imports
+ *	on pool fds keep it until the last is released, or fds of it the pool
+ *	handed out are still open (held, see kfdpool_pool_stats.held_bytes);
+ *	else 0 (the entry is gone)
  *
  * Every record of the entry is revoked; the entry can no longer be imported.
  */
@@ -441,8 +508,10 @@ struct kfdpool_unpin {
  * @pad: must be 0
  *
  * Fails with -EOPNOTSUPP when the pool has no handle types, -ENOENT when
- * the entry is not live, and -ENOSPC when the pool already holds
- * KFDPOOL_MAX_RECORDS live records.
+ * the entry is not live, -ENOSPC when the pool already holds
+ * KFDPOOL_MAX_RECORDS live records, and -EDQUOT when the pool's user holds
+ * kfdpool_query.max_user_records.  Records that overlap count once in the
+ * pool's used bytes.
  */
 struct kfdpool_export {
 	__u32 entry_id;

@@ -61,7 +61,8 @@ int kfdpool_pool_stats(int pool_fd, uint32_t flags,
  * KFDPOOL_POOL_LIST_MAX per call) into @pools from *@cursor on, 0 for the
  * first page.  *@cursor gets the next page's cursor, 0 after the last;
  * *@scope (may be NULL) KFDPOOL_POOL_LIST_ALL or _OWN.  Returns how many
- * were written.
+ * were written: possibly fewer than @count, even 0, with a non-zero
+ * *@cursor (the kernel looks at a bounded number of pools per call).
  */
 int kfdpool_pool_list(int ctl_fd, struct kfdpool_pool_info *pools,
 		      uint32_t count, uint64_t *cursor, uint32_t *scope);

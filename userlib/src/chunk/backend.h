@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef KFDPOOL_HIP_OWN_TYPES
+#define KFDPOOL_HIP_OWN_TYPES
+#endif
+#include "hip/hip_rt_types.h"
+
 struct kp_mem {
 	int dmabuf_fd;		/* exporter: the chunk's dma-buf, kept open */
 	void *addr;		/* where the process uses the chunk */
@@ -44,6 +49,7 @@ extern const struct kp_backend kp_backend_dmaheap;
 extern const struct kp_backend kp_backend_udmabuf;
 extern const struct kp_backend kp_backend_vgem;
 extern const struct kp_backend kp_backend_kfd;
+extern const struct kp_backend kp_backend_rocr;
 
 /* Host mapping of a dma-buf fd, shared by the host backends. */
 int kp_host_map(int fd, uint64_t size, void **addr);
@@ -55,8 +61,29 @@ void kp_host_unmap_import(struct kp_mem *m);
 void kp_kfd_fork(int prepare);
 void kp_vgem_fork(int prepare);
 
+void kp_rocr_fork(int prepare);
+
 /* Number of GPUs the kfd backend sees (0 without /dev/kfd). */
 int kp_kfd_device_count(void);
+/* The kfd backend's device @dev as a PCI bus id ("dddd:bb:dd.f"), and the
+ * device of a bus id: 0 or -ENODEV. */
+int kp_kfd_bus_id(int dev, char *buf, size_t len);
+int kp_kfd_device_of(const char *bus_id, int *dev);
+
+/*
+ * The runtime backend (chunk/rocr.c): which way it shares device memory
+ * in this process (KP_RT_NONE: it cannot), peer access to a chunk, and
+ * the runtime's devices by PCI bus id.
+ */
+enum { KP_RT_NONE, KP_RT_VMM, KP_RT_DMABUF };
+int kp_rocr_path(void);
+/* 0, or -EINVAL (said on stderr) when KFDPOOL_RT_PATH is neither unset,
+ * empty, "vmm" nor "dmabuf". */
+int kp_rocr_env_check(void);
+int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
+		       size_t n);
+int kp_rocr_bus_id(int dev, char *buf, size_t len);
+int kp_rocr_device_of(const char *bus_id, int *dev);
 
 /*
  * Choose the backend of a new pool: @device 1 for hipMemLocationTypeDevice.

@@ -10,10 +10,25 @@
  * Not run on AMD hardware: the machines this was written on have no GPU.
  *
  * Per process: /dev/kfd, GET_VERSION (1.12 or later), and for each GPU node
- * of /sys/class/kfd/kfd/topology the render node (drm_render_minor, opened
- * with libdrm) given to ACQUIRE_VM.  A chunk is a VRAM BO at a reserved
- * virtual address, mapped to its GPU and exported as a dma-buf; an import is
- * IMPORT_DMABUF at a fresh reserved address, mapped to the GPU.
+ * of /sys/class/kfd/kfd/topology the render node (drm_render_minor) given to
+ * ACQUIRE_VM.  A chunk is a VRAM BO at a reserved virtual address, mapped to
+ * its GPU and exported as a dma-buf; an import is IMPORT_DMABUF at a fresh
+ * reserved address, mapped to the GPU.
+ *
+ * Used only in processes without a HIP runtime, and it must never make one
+ * that arrives later (dlopen) fail: KFD accepts one DRM file per GPU per
+ * process (kfd_ioctl_acquire_vm: -EBUSY for another).  So the render node
+ * goes through libdrm_amdgpu as libhsakmt does (fmm.c:
+ * amdgpu_device_initialize, then amdgpu_device_get_fd): libdrm_amdgpu keeps
+ * one device per GPU in the process and hands every later caller the file
+ * of the first, so ROCr's ACQUIRE_VM later gets this same file, which KFD
+ * accepts.  That needs the process's one shared libdrm_amdgpu.so.1 (a
+ * static copy would keep a device list of its own): it is opened at run
+ * time, and without it (then no ROCr can load either) the render node is
+ * opened directly.
+ *
+ * Devices are named across processes by PCI bus id (the node's domain and
+ * location_id), never by their index here.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +39,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <dlfcn.h>
 #include <unistd.h>
-#include <xf86drm.h>
+/* libdrm's copy of drm.h, which kfd_ioctl.h includes (the kernel's uses
+ * __user). */
+#include <drm.h>
 
 #include "backend.h"
 
@@ -47,6 +65,7 @@
 struct gpu {
 	uint32_t gpu_id;
 	int drm_fd;
+	char bus_id[16];
 };
 
 static pthread_mutex_t kfd_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,15 +112,57 @@ static int read_u64(const char *path, const char *key, uint64_t *val)
 	return ret;
 }
 
+/* libdrm_amdgpu's calls, as libhsakmt makes them (opaque device). */
+static int (*amdgpu_init)(int fd, uint32_t *major, uint32_t *minor,
+			  void **dev);
+static int (*amdgpu_get_fd)(void *dev);
+
+static void amdgpu_lookup(void)
+{
+	void *h = dlopen("libdrm_amdgpu.so.1", RTLD_LAZY);
+
+	/* Kept open: its device list is what ROCr will share. */
+	if (!h)
+		return;
+	amdgpu_init = (__typeof__(amdgpu_init))dlsym(h, "amdgpu_device_initialize");
+	amdgpu_get_fd = (__typeof__(amdgpu_get_fd))dlsym(h, "amdgpu_device_get_fd");
+}
+
+/* The render node's file as the process's libdrm_amdgpu holds it. */
+static int render_fd(int minor)
+{
+	char path[64];
+	uint32_t maj, min;
+	void *dev;
+	int fd, shared;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || !amdgpu_init)
+		return fd < 0 ? -errno : fd;
+	/* The device is kept for the life of the process, as libhsakmt
+	 * keeps its own. */
+	if (amdgpu_init(fd, &maj, &min, &dev))
+		return fd;
+	if (!amdgpu_get_fd)
+		return fd;
+	shared = amdgpu_get_fd(dev);
+	if (shared < 0)
+		return fd;
+	close(fd);
+	return shared;
+}
+
 /* GPU nodes in node order: gpu_id != 0 (CPU nodes have 0). */
 static int scan_topology(void)
 {
 	char path[512];
 	int node;
 
+	amdgpu_lookup();
 	ngpus = 0;
 	for (node = 0; node < 256 && ngpus < MAX_GPUS; node++) {
-		uint64_t id, minor;
+		uint64_t id, minor, domain = 0, loc = 0;
 		int fd;
 
 		snprintf(path, sizeof(path), TOPO "/%d/gpu_id", node);
@@ -112,11 +173,18 @@ static int scan_topology(void)
 		snprintf(path, sizeof(path), TOPO "/%d/properties", node);
 		if (read_u64(path, "drm_render_minor", &minor))
 			continue;
-		fd = drmOpenRender((int)minor);
+		read_u64(path, "domain", &domain);
+		read_u64(path, "location_id", &loc);
+		fd = render_fd((int)minor);
 		if (fd < 0)
 			continue;
 		gpus[ngpus].gpu_id = (uint32_t)id;
 		gpus[ngpus].drm_fd = fd;
+		snprintf(gpus[ngpus].bus_id, sizeof(gpus[ngpus].bus_id),
+			 "%04x:%02x:%02x.%x", (unsigned int)domain,
+			 (unsigned int)(loc >> 8) & 0xff,
+			 (unsigned int)(loc >> 3) & 0x1f,
+			 (unsigned int)loc & 7);
 		ngpus++;
 	}
 	return ngpus ? 0 : -ENODEV;
@@ -184,6 +252,29 @@ static int kfd_probe(void)
 int kp_kfd_device_count(void)
 {
 	return kfd_probe() ? 0 : ngpus;
+}
+
+int kp_kfd_bus_id(int dev, char *buf, size_t len)
+{
+	if (kfd_probe() || dev < 0 || dev >= ngpus)
+		return -ENODEV;
+	snprintf(buf, len, "%s", gpus[dev].bus_id);
+	return 0;
+}
+
+int kp_kfd_device_of(const char *bus_id, int *dev)
+{
+	int i;
+
+	if (kfd_probe())
+		return -ENODEV;
+	for (i = 0; i < ngpus; i++) {
+		if (!strcmp(gpus[i].bus_id, bus_id)) {
+			*dev = i;
+			return 0;
+		}
+	}
+	return -ENODEV;
 }
 
 /* A GPU virtual address range: reserved in the CPU address space so that
@@ -334,6 +425,18 @@ static int kfd_probe(void)
 int kp_kfd_device_count(void)
 {
 	return 0;
+}
+
+int kp_kfd_bus_id(int dev, char *buf, size_t len)
+{
+	(void)dev; (void)buf; (void)len;
+	return -ENODEV;
+}
+
+int kp_kfd_device_of(const char *bus_id, int *dev)
+{
+	(void)bus_id; (void)dev;
+	return -ENODEV;
 }
 
 static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)

@@ -103,8 +103,9 @@ KFDPOOL_EXPORT hipError_t kfdpoolSetFabricPolicy(uint32_t policy,
 
 /*
  * A duplicate (O_CLOEXEC; the caller closes it) of the owner fd of a live
- * pool this process created that allows fabric handles, taken under kp_mu
- * so that a concurrent hipMemPoolDestroy cannot close it under us.
+ * pool this process created that allows fabric handles, taken under the
+ * pool's lock so that a concurrent hipMemPoolDestroy cannot close it under
+ * us.
  * -EINVAL for any other handle, -EOPNOTSUPP without the fabric type.
  */
 static int owner_fd(hipMemPool_t mem_pool)
@@ -112,15 +113,16 @@ static int owner_fd(hipMemPool_t mem_pool)
 	struct ihipMemPoolHandle_t *pool;
 	int fd;
 
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || pool->imported)
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return -EINVAL;
+	if (pool->imported)
 		fd = -EINVAL;
 	else if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		fd = -EOPNOTSUPP;
 	else if ((fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 3)) < 0)
 		fd = -errno;
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
 	return fd;
 }
 

@@ -22,10 +22,15 @@
 			return rt_->fn args; \
 	} while (0)
 
-hipError_t kp_pick_backend(int device, int dev, const struct kp_backend **be);
-/* hipErrorNotSupported (and one line on stderr) for a device pool in a
- * process with the runtime @rt, hipSuccess where one may be made. */
-hipError_t kp_device_pool_refused(const struct kp_runtime *rt);
+/* The backend of a new pool: device pools beside a runtime take the
+ * runtime's memory (kp_device_backend: hipErrorNotSupported and one line
+ * on stderr where the runtime cannot share it, *be NULL for a host
+ * substitute or no runtime). */
+hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
+			   const struct kp_backend **be);
+hipError_t kp_device_backend(const struct kp_runtime *rt,
+			     const struct kp_backend **be);
+void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
 int kp_device_count(void);
 

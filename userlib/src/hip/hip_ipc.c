@@ -35,10 +35,10 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
 	if (handle_type != hipMemHandleTypePosixFileDescriptor &&
 	    handle_type != hipMemHandleTypeFabric)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || pool->imported ||
-	    !(pool->handle_types & (uint32_t)handle_type)) {
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
+	if (pool->imported || !(pool->handle_types & (uint32_t)handle_type)) {
 		err = hipErrorInvalidValue;
 		goto out;
 	}
@@ -61,24 +61,30 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
 			memcpy(shared_handle, &h, sizeof(h));
 	}
 out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
 	return err;
 }
 
-/* The exporter's pool name tells where the memory lives: "hip-d<N>-..."
- * for device N, "hip-h0-..." for host. */
-static void props_from_name(const char *name, hipMemPoolProps *props)
+/* The exporter's pool name tells where the memory lives (hip_pool.c):
+ * "hip-d<bus id>-..." a device by PCI bus id, "hip-d<N>-..." a host
+ * substitute for device N, "hip-h0-..." host. */
+static void props_from_name(const char *name, hipMemPoolProps *props,
+			    char *busid)
 {
-	char kind;
-	int id;
+	char kind, id[BUSID_LEN];
+	int n;
 
 	props->allocType = hipMemAllocationTypePinned;
 	props->location.type = hipMemLocationTypeHost;
 	props->location.id = 0;
-	if (sscanf(name, "hip-%c%d-", &kind, &id) == 2 && kind == 'd') {
-		props->location.type = hipMemLocationTypeDevice;
-		props->location.id = id;
-	}
+	busid[0] = 0;
+	if (sscanf(name, "hip-%c%15[0-9a-f:.]-", &kind, id) != 2 || kind != 'd')
+		return;
+	props->location.type = hipMemLocationTypeDevice;
+	if (strchr(id, ':'))
+		snprintf(busid, BUSID_LEN, "%s", id);
+	else if (sscanf(id, "%d", &n) == 1)
+		props->location.id = n;
 }
 
 /* Whether @fd is a kfdpool pool fd, without a kfdpool ioctl on a file of
@@ -118,28 +124,41 @@ static int handle_is_ours(void *shared_handle,
 }
 
 /*
- * How this process maps the chunks of an imported pool: device chunks go
- * into the GPU where there is one (/dev/kfd); on a node without it, or
- * with a host stand-in named in KFDPOOL_BACKEND, the exporter used a host
- * stand-in too and the chunks are mapped like host chunks (NULL).
+ * How this process maps the chunks of an imported pool, and on which of
+ * its devices: device chunks of a GPU (named by its PCI bus id) go to this
+ * process's ordinal of that GPU, through the runtime where there is one
+ * (hipImportExternalMemory, so that the runtime knows the pointers), else
+ * through the kfd backend.  A host substitute's chunks ("hip-d<N>-") and
+ * host chunks are mapped into the CPU (NULL).
  */
-static hipError_t import_backend(const hipMemPoolProps *props,
+static hipError_t import_backend(hipMemPoolProps *props, const char *busid,
 				 const struct kp_runtime *rt,
 				 const struct kp_backend **be)
 {
 	const char *env = getenv("KFDPOOL_BACKEND");
 	hipError_t err;
+	int dev = -1;
 
 	*be = NULL;
-	if (props->location.type != hipMemLocationTypeDevice ||
-	    (env && *env && strcmp(env, "kfd")) ||
-	    access("/dev/kfd", R_OK | W_OK))
+	if (props->location.type != hipMemLocationTypeDevice || !busid[0] ||
+	    (env && *env && strcmp(env, "kfd")))
 		return hipSuccess;
-	err = kp_device_pool_refused(rt);
-	if (err)
-		return err;
-	if (!kp_backend_kfd.probe())
+	if (rt) {
+		err = kp_device_backend(rt, be);
+		if (err)
+			return err;
+		if (!*be)
+			return hipSuccess;
+		if (kp_rocr_device_of(busid, &dev))
+			return hipErrorInvalidDevice;
+	} else {
+		if (kp_backend_kfd.probe())
+			return hipErrorNoDevice;
+		if (kp_kfd_device_of(busid, &dev))
+			return hipErrorInvalidDevice;
 		*be = &kp_backend_kfd;
+	}
+	props->location.id = dev;
 	return hipSuccess;
 }
 
@@ -155,6 +174,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 	hipError_t err = hipSuccess;
 	int fd, ret, ctl;
 	uint32_t features = 0;
+	char busid[BUSID_LEN];
 
 	if (rt && !handle_is_ours(shared_handle, handle_type))
 		KP_FORWARD(hipMemPoolImportFromShareableHandle,
@@ -200,9 +220,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 		return ret ? kfdpoolErrnoToHip(ret) : hipErrorInvalidValue;
 	}
 	memset(&props, 0, sizeof(props));
-	props_from_name(st.name, &props);
+	props_from_name(st.name, &props, busid);
 	props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
-	err = import_backend(&props, rt, &be);
+	err = import_backend(&props, busid, rt, &be);
 	if (err) {
 		close(fd);
 		return err;
@@ -210,10 +230,16 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 
 	pthread_mutex_lock(&kp_mu);
 	for (p = kp_pools; p; p = p->next) {
-		if (p->imported && !p->destroyed &&
-		    !memcmp(p->id, st.id, sizeof(p->id))) {
-			/* The same pool twice: the same hipMemPool_t. */
-			p->refs++;
+		int same;
+
+		kp_lock(&p->mu);
+		same = p->imported && !p->destroyed && !p->forked &&
+		       p->magic == POOL_MAGIC &&
+		       !memcmp(p->id, st.id, sizeof(p->id));
+		if (same)
+			p->refs++;	/* the same pool twice: the same handle */
+		kp_unlock(&p->mu);
+		if (same) {
 			*mem_pool = p;
 			close(fd);
 			goto out;
@@ -225,17 +251,20 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 		err = hipErrorOutOfMemory;
 		goto out;
 	}
+	kp_lock(&pool->mu);
 	pool->props = props;
-	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
 	pool->imported = 1;
 	pool->refs = 1;
 	memcpy(pool->id, st.id, sizeof(pool->id));
+	memcpy(pool->busid, busid, sizeof(busid));
 	pool->handle_types = st.handle_types;
 	pool->be = be;
 	pool->dev = pool->props.location.id;
 	pool->max_size = st.limit;
 	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
+	pool->magic = POOL_MAGIC;
+	kp_unlock(&pool->mu);
 	pool->next = kp_pools;
 	kp_pools = pool;
 	*mem_pool = pool;
@@ -246,60 +275,60 @@ out:
 
 /* ---- sharing pointers ---- */
 
-/* Resolve @ptr to its allocation in an exporting pool. */
-static hipError_t find_alloc(const void *ptr, struct kp_alloc **ap,
-			     uint64_t *offp)
+/*
+ * @ptr's allocation in @pool (locked), which @r (a range of @pool) holds:
+ * the block, and @ptr's offset in its chunk.
+ */
+static hipError_t find_alloc(struct ihipMemPoolHandle_t *pool,
+			     struct kp_range *r, void *ptr,
+			     struct kp_blk **bp, uint64_t *offp)
 {
-	struct range *r = kp_range_find(ptr);
-	struct kp_chunk *c;
-	uint64_t off, st, sz;
-
-	if (!r || r->kind != R_CHUNK)
-		return hipErrorInvalidValue;
-	c = r->obj;
-	if (!c->pool->handle_types)
+	if (r->kind != R_CHUNK || !pool->handle_types)
 		return hipErrorInvalidValue;	/* pool not IPC-capable */
-	off = (uintptr_t)ptr - r->start;
-	if (kp_arena_find(&c->arena, off, &st, &sz, (void **)ap) ||
-	    (*ap)->dying)
+	*bp = kp_block_of(pool, (struct kp_chunk *)r, ptr);
+	if (!*bp)
 		return hipErrorInvalidValue;
-	*offp = off;
+	*offp = (uintptr_t)ptr - r->start;
 	return hipSuccess;
 }
 
-static int find_record(const struct kp_alloc *a, uint64_t off)
+/* Whether @ptr is in a live range of @pool (whose lock is held). */
+static struct kp_range *same_pool(struct ihipMemPoolHandle_t *pool, void *ptr)
 {
-	uint32_t i;
+	struct kp_range *r = ptr ? kp_addr_find(ptr) : NULL;
 
-	for (i = 0; i < a->nrec; i++)
-		if (a->rec_off[i] == off)
-			return (int)i;
-	return -1;
+	if (!r || __atomic_load_n(&r->pool, __ATOMIC_RELAXED) != pool ||
+	    !r->live || (uintptr_t)ptr < r->start || (uintptr_t)ptr >= r->end)
+		return NULL;
+	return r;
 }
 
 KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
 	hipMemPoolPtrExportData *export_data, void *dev_ptr)
 {
 	void *ptrs[1] = { dev_ptr };
-	int ours;
 
-	pthread_mutex_lock(&kp_mu);
-	ours = dev_ptr && kp_range_find(dev_ptr);
-	pthread_mutex_unlock(&kp_mu);
-	if (!ours)
+	if (!dev_ptr || !kp_addr_find(dev_ptr))
 		KP_FORWARD(hipMemPoolExportPointer, (export_data, dev_ptr));
 	if (!export_data)
 		return hipErrorInvalidValue;
 	return kfdpoolExportPointers(export_data, ptrs, 1, NULL);
 }
 
+/*
+ * Records are made here, when a pointer is first exported, and kept with
+ * its allocation: the same address again costs no system call, and the
+ * free revokes exactly what was exported.  New records of one pool go in
+ * one batch, made with the pool's lock held, so that the allocation
+ * cannot be freed (and its memory reused) in between.
+ */
 KFDPOOL_EXPORT hipError_t kfdpoolExportPointers(
 	hipMemPoolPtrExportData *export_data, void *const *dev_ptrs,
 	size_t count, hipError_t *results)
 {
 	struct kfdpool_export *ops = NULL;
-	struct kp_alloc **allocs = NULL;
-	size_t *idx = NULL, nops = 0, i, start;
+	struct kp_blk **blks = NULL;
+	size_t *idx = NULL, nops, i, j, k;
 	hipError_t first = hipSuccess;
 
 	if (count && (!export_data || !dev_ptrs))
@@ -307,74 +336,85 @@ KFDPOOL_EXPORT hipError_t kfdpoolExportPointers(
 	if (!count)
 		return hipSuccess;
 	ops = calloc(count, sizeof(*ops));
-	allocs = calloc(count, sizeof(*allocs));
+	blks = calloc(count, sizeof(*blks));
 	idx = calloc(count, sizeof(*idx));
-	if (!ops || !allocs || !idx) {
+	if (!ops || !blks || !idx) {
 		first = hipErrorOutOfMemory;
 		goto out_free;
 	}
-	pthread_mutex_lock(&kp_mu);
-	/* Pass 1: records already made are copied; the rest are queued. */
-	for (i = 0; i < count; i++) {
-		struct kp_alloc *a;
-		uint64_t off;
-		hipError_t e = dev_ptrs[i] ?
-			find_alloc(dev_ptrs[i], &a, &off) :
-			hipErrorInvalidValue;
-		int k;
+	for (i = 0; i < count; i = j) {
+		struct ihipMemPoolHandle_t *pool;
+		struct kp_range *r;
+		int ours, ret;
 
-		if (results)
-			results[i] = e;
-		if (e) {
-			if (!first)
-				first = e;
+		r = dev_ptrs[i] ? kp_range_lock(dev_ptrs[i], &ours) : NULL;
+		if (!r) {
+			if (results)
+				results[i] = hipErrorInvalidValue;
+			first = first ? first : hipErrorInvalidValue;
 			memset(&export_data[i], 0, sizeof(export_data[i]));
+			j = i + 1;
 			continue;
 		}
-		k = find_record(a, off);
-		if (k >= 0) {
-			memcpy(&export_data[i], &a->rec[k], sizeof(a->rec[k]));
-			continue;
-		}
-		ops[nops].entry_id = a->chunk->entry_id;
-		ops[nops].offset = off;
-		ops[nops].size = a->off + a->size - off;
-		allocs[nops] = a;
-		idx[nops] = i;
-		nops++;
-	}
-	/* Pass 2: one batch per run of the same pool. */
-	for (start = 0; start < nops;) {
-		int fd = allocs[start]->chunk->pool->fd, ret;
-		size_t end = start, k;
+		pool = r->pool;
+		/* Pass 1, this pointer and the following ones of the same
+		 * pool: records already made are copied, the rest queued. */
+		nops = 0;
+		for (j = i; j < count; j++) {
+			struct kp_blk *b;
+			uint64_t off;
+			hipError_t e;
+			int rk;
 
-		while (end < nops && allocs[end]->chunk->pool->fd == fd)
-			end++;
-		ret = kfdpool_exportv(fd, ops + start, end - start);
-		for (k = start; k < end; k++) {
-			struct kp_alloc *a = allocs[k];
+			if (j > i && !(r = same_pool(pool, dev_ptrs[j])))
+				break;
+			e = find_alloc(pool, r, dev_ptrs[j], &b, &off);
+			if (results)
+				results[j] = e;
+			if (e) {
+				first = first ? first : e;
+				memset(&export_data[j], 0, sizeof(export_data[j]));
+				continue;
+			}
+			rk = kp_recs_find(b, off);
+			if (rk >= 0) {
+				memcpy(&export_data[j],
+				       &((struct kp_recs *)b->priv)->r[rk].rec,
+				       sizeof(export_data[j]));
+				continue;
+			}
+			memset(&ops[nops], 0, sizeof(ops[nops]));
+			ops[nops].entry_id = ((struct kp_chunk *)r)->entry_id;
+			ops[nops].offset = off;
+			ops[nops].size = b->off + b->size - off;
+			blks[nops] = b;
+			idx[nops] = j;
+			nops++;
+		}
+		/* Pass 2: one batch, still under the pool's lock. */
+		ret = nops ? kfdpool_exportv(pool->fd, ops, nops) : 0;
+		for (k = 0; k < nops; k++) {
 			int st = ret < 0 ? ret :
-				 k - start < (size_t)ret ? ops[k].status : -EIO;
-			int have = st ? -1 : find_record(a, ops[k].offset);
+				 k < (size_t)ret ? ops[k].status : -EIO;
+			int rk = st ? -1 : kp_recs_find(blks[k], ops[k].offset);
 			hipError_t e;
 
-			/* The same interior pointer twice in one call: keep
-			 * the first record, revoke the copy. */
-			if (have >= 0) {
-				kfdpool_revoke(fd, &ops[k].record);
-				ops[k].record = a->rec[have];
-			} else if (!st &&
-				   kp_alloc_add_record(a, ops[k].offset,
-						    &ops[k].record)) {
-				kfdpool_revoke(fd, &ops[k].record);
+			if (rk >= 0) {
+				/* The same address twice in one call: keep
+				 * the first record, revoke the copy. */
+				kfdpool_revoke(pool->fd, &ops[k].record);
+				ops[k].record = ((struct kp_recs *)
+					blks[k]->priv)->r[rk].rec;
+			} else if (!st && kp_recs_add(blks[k], ops[k].offset,
+						      &ops[k].record)) {
+				kfdpool_revoke(pool->fd, &ops[k].record);
 				st = -ENOMEM;
 			}
 			e = kfdpoolErrnoToHip(st);
 			if (results)
 				results[idx[k]] = e;
 			if (e) {
-				if (!first)
-					first = e;
+				first = first ? first : e;
 				memset(&export_data[idx[k]], 0,
 				       sizeof(export_data[idx[k]]));
 			} else {
@@ -382,16 +422,14 @@ KFDPOOL_EXPORT hipError_t kfdpoolExportPointers(
 				       sizeof(export_data[idx[k]]));
 			}
 		}
-		start = end;
+		kp_pool_unlock(pool);
 	}
-	pthread_mutex_unlock(&kp_mu);
 out_free:
 	free(ops);
-	free(allocs);
+	free(blks);
 	free(idx);
 	return first;
 }
-
 
 KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
 	void **dev_ptr, hipMemPool_t mem_pool,
@@ -432,9 +470,12 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		free(idx);
 		return hipErrorOutOfMemory;
 	}
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || !pool->imported) {
+	pool = kp_pool_lock(mem_pool);
+	if (!pool) {
+		first = hipErrorInvalidValue;
+		goto out_free;
+	}
+	if (!pool->imported) {
 		first = hipErrorInvalidValue;
 		goto out;
 	}
@@ -490,18 +531,32 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 				st = 0;
 			}
 		}
+		/*
+		 * Validated, but the mapping went away since (its last pointer
+		 * freed while a mapping of this batch dropped the lock): this
+		 * one imports the chunk again.
+		 */
+		if (!st && op->flags &&
+		    !kp_ientry_find(pool, op->record.entry_id)) {
+			st = kfdpool_import(pool->fd, &op->record, 0, op);
+			if (st >= 0) {
+				op->flags = 0;
+				st = 0;
+			}
+		}
 		if (!st && !op->flags) {
 			st = kp_ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
 			ie = kp_ientry_find(pool, op->record.entry_id);
-			if (!ie)
-				st = -ENXIO;
 		}
 		if (!st && op->offset + op->size > ie->mem.size)
 			st = -EINVAL;
 		if (!st)
 			st = kp_ientry_add_ptr(ie, (char *)ie->mem.addr +
 					    op->offset);
+		/* A mapping no pointer holds (this one failed) goes. */
+		if (st && ie && !ie->refs)
+			kp_ientry_release(pool, ie);
 		e = kfdpoolErrnoToHip(st);
 		if (!e)
 			dev_ptrs[idx[j]] = (char *)ie->mem.addr + op->offset;
@@ -511,7 +566,8 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 			first = e;
 	}
 out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_put(pool);
+out_free:
 	free(ops);
 	free(idx);
 	return first;

@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Allocating from a pool and freeing, with the records an allocation
- * carries (see pool/pool.c): the HIP entry points over pool/mem.c.
+ * Allocating from a pool and freeing, in stream order (pool/order.h): the
+ * HIP entry points over pool/mem.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "hip_internal.h"
 
@@ -17,50 +13,51 @@ KFDPOOL_EXPORT hipError_t hipMallocFromPoolAsync(void **dev_ptr, size_t size,
 						 hipMemPool_t mem_pool,
 						 hipStream_t stream)
 {
+	const struct kp_runtime *rt;
 	struct ihipMemPoolHandle_t *pool;
-	int ret;
+	struct kp_skey key;
+	int ret, ours;
 
-	if (!kp_pool_ours(mem_pool))
+	/* Without a runtime (or without a device) there is no GPU work: no
+	 * stream to follow.  A stream handle means a runtime made it: look
+	 * for it once more. */
+	if (!kp_rt_cached() && stream)
+		kp_rt();
+	rt = kp_rt_order();
+	if (rt && kp_pool_ours(mem_pool) && dev_ptr && size) {
+		hipError_t e = kp_stream_key(rt, stream, 0, &key);
+
+		if (e)
+			return e;
+	}
+	pool = kp_pool_lock_ours(mem_pool, &ours);
+	if (!ours)
 		KP_FORWARD(hipMallocFromPoolAsync,
 			   (dev_ptr, size, mem_pool, stream));
-	/* Completes before it returns: no stream order (yet). */
-	(void)stream;
-	if (!dev_ptr || !size)
+	if (!pool)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || pool->imported) {
-		pthread_mutex_unlock(&kp_mu);
+	if (!dev_ptr || !size || pool->imported) {
+		kp_pool_unlock(pool);
 		return hipErrorInvalidValue;
 	}
-	ret = kp_pool_alloc(pool, size, dev_ptr);
-	pthread_mutex_unlock(&kp_mu);
+	ret = kp_pool_alloc(pool, size, rt ? &key : NULL, stream, dev_ptr);
+	kp_pool_put(pool);
+	if (!ret)
+		return hipSuccess;
 	return ret == -ENOSPC || ret == -EDQUOT ? hipErrorOutOfMemory :
 	       kfdpoolErrnoToHip(ret);
 }
 
 /*
- * Free @ptr if it is kfdpool's (an allocation of one of our pools, or a
- * pointer imported into one): 1 and the result in *e.  0 for any other
- * pointer, which is the runtime's business.
+ * hipFree waits for the device first (as clr does), then frees at once;
+ * hipFreeAsync records a marker on the stream and the block waits for it
+ * (pool/order.h).  Any other pointer is the runtime's.
  */
-static int free_if_ours(void *ptr, int null_ok, hipError_t *e)
-{
-	int ours;
-
-	pthread_mutex_lock(&kp_mu);
-	ours = ptr && kp_range_find(ptr);
-	if (ours)
-		*e = kp_free_many(&ptr, 1, NULL, null_ok);
-	pthread_mutex_unlock(&kp_mu);
-	return ours;
-}
-
 KFDPOOL_EXPORT hipError_t hipFree(void *ptr)
 {
-	hipError_t e;
+	hipError_t e = ptr ? kp_free(ptr, KP_SYNC) : KP_NOT_OURS;
 
-	if (free_if_ours(ptr, 1, &e))
+	if (e != KP_NOT_OURS)
 		return e;
 	KP_FORWARD(hipFree, (ptr));
 	return ptr ? hipErrorInvalidValue : hipSuccess;
@@ -68,10 +65,9 @@ KFDPOOL_EXPORT hipError_t hipFree(void *ptr)
 
 KFDPOOL_EXPORT hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream)
 {
-	hipError_t e;
+	hipError_t e = dev_ptr ? kp_free(dev_ptr, stream) : KP_NOT_OURS;
 
-	/* Completes before it returns: the stream is not waited for. */
-	if (free_if_ours(dev_ptr, 0, &e))
+	if (e != KP_NOT_OURS)
 		return e;
 	KP_FORWARD(hipFreeAsync, (dev_ptr, stream));
 	return hipErrorInvalidValue;
@@ -83,45 +79,38 @@ KFDPOOL_EXPORT hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
 					      hipError_t *results)
 {
 	hipError_t first = hipSuccess, *res = results;
-	const struct kp_runtime *rt;
-	void **mine = NULL;
-	size_t i, nforeign = 0;
+	const struct kp_runtime *rt = NULL;
+	size_t i;
 
 	if (!ptrs && count)
 		return hipErrorInvalidValue;
-	if (count) {
-		mine = malloc(count * sizeof(*mine));
+	if (!count)
+		return hipSuccess;
+	if (!res) {
+		res = malloc(count * sizeof(*res));
 		if (!res)
-			res = malloc(count * sizeof(*res));
-		if (!mine || !res) {
-			free(mine);
-			if (res != results)
-				free(res);
 			return hipErrorOutOfMemory;
-		}
 	}
-	pthread_mutex_lock(&kp_mu);
+	for (i = 0; i < count; i++)
+		res[i] = KP_NOT_OURS;
+	kp_free_many(ptrs, count, res, 1, KP_SYNC);
 	for (i = 0; i < count; i++) {
-		res[i] = hipErrorOutOfMemory;	/* if kp_free_many cannot run */
-		mine[i] = ptrs[i] && kp_range_find(ptrs[i]) ? ptrs[i] : NULL;
-		if (ptrs[i] && !mine[i])
-			nforeign++;
+		if (res[i] != KP_NOT_OURS)
+			continue;
+		if (!rt)
+			rt = kp_rt();
+		res[i] = rt && rt->hipFree ? rt->hipFree(ptrs[i]) :
+			 hipErrorInvalidValue;
 	}
-	kp_free_many(mine, count, res, 1);
-	pthread_mutex_unlock(&kp_mu);
-	rt = nforeign ? kp_rt() : NULL;
-	for (i = 0; nforeign && i < count; i++)
-		if (ptrs[i] && !mine[i])
-			res[i] = rt && rt->hipFree ? rt->hipFree(ptrs[i]) :
-				 hipErrorInvalidValue;
 	for (i = 0; i < count && !first; i++)
 		first = res[i];
-	free(mine);
 	if (res != results)
 		free(res);
 	return first;
 }
 
+/* Waits for the frees in the chunks it gives back (hipMemPoolTrimTo
+ * synchronises first). */
 KFDPOOL_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool,
 					   size_t min_bytes_to_hold)
 {
@@ -129,14 +118,11 @@ KFDPOOL_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool,
 
 	if (!kp_pool_ours(mem_pool))
 		KP_FORWARD(hipMemPoolTrimTo, (mem_pool, min_bytes_to_hold));
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		pthread_mutex_unlock(&kp_mu);
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
 		return hipErrorInvalidValue;
-	}
 	if (!pool->imported)
-		kp_pool_trim(pool, min_bytes_to_hold);
-	pthread_mutex_unlock(&kp_mu);
+		kp_pool_trim(pool, min_bytes_to_hold, 1);
+	kp_pool_put(pool);
 	return hipSuccess;
 }

@@ -94,37 +94,65 @@ static hipError_t check_props(const hipMemPoolProps *props)
 }
 
 /*
- * Device memory in a process with a HIP runtime must come from the runtime
- * (ROCr), and this library has no runtime chunk backend yet.  The raw kfd
- * backend must not stand in: it opens its own render nodes for
- * AMDKFD_IOC_ACQUIRE_VM, and KFD takes one DRM file per GPU per process
- * (kfd_ioctl_acquire_vm: -EBUSY for another), so ROCr or kfdpool would lose
- * the GPU.  Such pools fail with hipErrorNotSupported and one line on
- * stderr.  A host backend named in KFDPOOL_BACKEND (a stand-in for tests)
- * touches no GPU and stays allowed.
+ * Device memory in a process with a HIP runtime comes from the runtime
+ * (chunk/rocr.c), never from the raw kfd backend: that would open the GPU
+ * a second time beside ROCr.  A runtime that can export device memory as
+ * a dma-buf neither way (Debian's 5.2) cannot back a device IPC pool:
+ * hipErrorNotSupported and one line on stderr saying what is needed.  A
+ * host backend named in KFDPOOL_BACKEND (a stand-in for tests) touches no
+ * GPU and stays allowed.
  */
 static int g_device_said;
 
-hipError_t kp_device_pool_refused(const struct kp_runtime *rt)
+static int host_substitute(void)
 {
 	const char *e = getenv("KFDPOOL_BACKEND");
 	const struct kp_backend *b = e && *e ? kp_backend_by_name(e) : NULL;
 
-	if (!rt || (b && !b->device))
+	return b && !b->device;
+}
+
+hipError_t kp_device_backend(const struct kp_runtime *rt,
+			     const struct kp_backend **be)
+{
+	int v = 0;
+
+	*be = NULL;
+	if (!rt || host_substitute())
 		return hipSuccess;
+	if (kp_rocr_env_check())
+		return hipErrorInvalidValue;
+	if (kp_rocr_path() != KP_RT_NONE) {
+		*be = &kp_backend_rocr;
+		return hipSuccess;
+	}
+	if (rt->hipRuntimeGetVersion)
+		rt->hipRuntimeGetVersion(&v);
 	kp_say_once(&g_device_said,
-		    "kfdpool: device pools are not supported in a process with "
-		    "a HIP runtime (%s) yet: their memory must come from the "
-		    "runtime, and kfdpool's own KFD backend would take the GPU "
-		    "from it; hipErrorNotSupported (host pools work)", rt->path);
+		    "kfdpool: device pools need a HIP runtime that exports "
+		    "device memory as a dma-buf: ROCm >= 5.6 "
+		    "(hsa_amd_portable_export_dmabuf) or ROCm >= 6.0 "
+		    "(hipMemExportToShareableHandle); %s (HIP version %d) has "
+		    "neither: hipErrorNotSupported (host pools work)",
+		    rt->path, v);
 	return hipErrorNotSupported;
 }
 
-hipError_t kp_pick_backend(int device, int dev,
-			       const struct kp_backend **be)
+hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
+			   const struct kp_backend **be)
 {
+	hipError_t e;
 	int err, n;
 
+	if (device && rt) {
+		e = kp_device_backend(rt, be);
+		if (e)
+			return e;
+		if (*be) {
+			n = kp_device_count();
+			return dev < n ? hipSuccess : hipErrorInvalidDevice;
+		}
+	}
 	*be = kp_backend_pick(device, &err);
 	if (!*be) {
 		if (err == -EINVAL)	/* KFDPOOL_BACKEND names nothing usable */
@@ -142,6 +170,17 @@ hipError_t kp_pick_backend(int device, int dev,
 			return hipErrorInvalidDevice;
 	}
 	return hipSuccess;
+}
+
+/* The PCI bus id of device @dev as @be sees it ("" for a substitute). */
+void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (be == &kp_backend_rocr)
+		kp_rocr_bus_id(dev, buf, len);
+	else if (be == &kp_backend_kfd)
+		kp_kfd_bus_id(dev, buf, len);
+	buf[len - 1] = 0;
 }
 
 /* libkfdpool's shared control fd (one per process) and the module's
@@ -214,9 +253,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	struct ihipMemPoolHandle_t *pool;
 	const struct kp_backend *be;
 	uint32_t features = 0;
-	char name[KFDPOOL_NAME_LEN];
+	char name[KFDPOOL_NAME_LEN], busid[BUSID_LEN];
 	uint64_t granularity;
-	int device, ctl, fd, ours;
+	int device, ctl, fd, ours, dev;
 	uint8_t id[KFDPOOL_ID_LEN];
 	hipError_t err;
 
@@ -236,12 +275,8 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	if (!granularity)
 		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
-	if (device) {
-		err = kp_device_pool_refused(rt);
-		if (err)
-			return err;
-	}
-	err = kp_pick_backend(device, device ? pool_props->location.id : 0, &be);
+	dev = device ? pool_props->location.id : 0;
+	err = kp_pick_backend(rt, device, dev, &be);
 	if (err)
 		return err;
 	err = kp_ctl_or_err(&ctl, &features);
@@ -250,11 +285,22 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	if ((pool_props->handleTypes & hipMemHandleTypeFabric) &&
 	    !(features & KFDPOOL_FEATURE_POOL_HANDLE))
 		return hipErrorNotSupported;
-
+	/*
+	 * The kernel pool's name says where the memory is, for importers:
+	 * "hip-h0-..." host, "hip-d<bus id>-..." a device by PCI bus id (an
+	 * importer's HIP_VISIBLE_DEVICES may number it differently),
+	 * "hip-d<N>-..." a host substitute standing in for device N.
+	 */
+	if (device)
+		kp_bus_id(be, dev, busid, sizeof(busid));
 	pthread_mutex_lock(&kp_mu);
-	snprintf(name, sizeof(name), "hip-%c%d-%d-%u", device ? 'd' : 'h',
-		 device ? pool_props->location.id : 0, (int)getpid(),
-		 ++g_pool_seq);
+	++g_pool_seq;
+	if (device && busid[0])
+		snprintf(name, sizeof(name), "hip-d%s-%d-%u", busid,
+			 (int)getpid(), g_pool_seq);
+	else
+		snprintf(name, sizeof(name), "hip-%c%d-%d-%u",
+			 device ? 'd' : 'h', dev, (int)getpid(), g_pool_seq);
 	fd = kfdpool_pool_create(ctl, pool_props->maxSize,
 				 (uint32_t)pool_props->handleTypes, name, id);
 	if (fd < 0) {
@@ -267,17 +313,21 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 		close(fd);
 		return hipErrorOutOfMemory;
 	}
+	kp_lock(&pool->mu);
 	memcpy(pool->id, id, sizeof(id));
-	pool->magic = POOL_MAGIC;
 	pool->fd = fd;
 	pool->refs = 1;
 	pool->props = *pool_props;
 	pool->handle_types = (uint32_t)pool_props->handleTypes;
 	pool->be = be;
-	pool->dev = device ? pool_props->location.id : 0;
+	pool->dev = dev;
+	if (device)
+		memcpy(pool->busid, busid, sizeof(busid));
 	pool->granularity = granularity;
 	pool->max_size = pool_props->maxSize;
 	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
+	pool->magic = POOL_MAGIC;
+	kp_unlock(&pool->mu);
 	pool->next = kp_pools;
 	kp_pools = pool;
 	pthread_mutex_unlock(&kp_mu);
@@ -291,23 +341,19 @@ KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
 
 	if (!kp_pool_ours(mem_pool))
 		KP_FORWARD(hipMemPoolDestroy, (mem_pool));
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		pthread_mutex_unlock(&kp_mu);
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
 		return hipErrorInvalidValue;
-	}
 	/* An imported pool is one object per process, however often it was
 	 * imported: each import is undone by one destroy. */
 	if (--pool->refs == 0) {
 		pool->destroyed = 1;
 		/* Outstanding allocations keep the pool until freed, as in
-		 * HIP; free chunks go now. */
+		 * HIP; free chunks go now, once their frees completed. */
 		if (!pool->imported)
-			kp_pool_trim(pool, 0);
-		kp_pool_maybe_finalize(pool);
+			kp_pool_trim(pool, 0, 1);
 	}
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_put(pool);
 	return hipSuccess;
 }
 
@@ -319,26 +365,26 @@ KFDPOOL_EXPORT hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool,
 
 	if (bytes < MIN_GRANULE || bytes % PAGE)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool || pool->imported)
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
+	if (pool->imported)
 		err = hipErrorInvalidValue;
 	else
 		pool->granularity = bytes;
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
 	return err;
 }
 
 KFDPOOL_EXPORT const char *kfdpoolMemPoolBackend(hipMemPool_t mem_pool)
 {
-	struct ihipMemPoolHandle_t *pool;
-	const char *name = NULL;
+	struct ihipMemPoolHandle_t *pool = kp_pool_lock(mem_pool);
+	const char *name;
 
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (pool)
-		name = pool->be ? pool->be->name : "mmap";
-	pthread_mutex_unlock(&kp_mu);
+	if (!pool)
+		return NULL;
+	name = pool->be ? pool->be->name : "mmap";
+	kp_pool_unlock(pool);
 	return name;
 }
 
@@ -346,15 +392,15 @@ KFDPOOL_EXPORT hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
 					struct kfdpool_pool_stats *stats)
 {
 	struct ihipMemPoolHandle_t *pool;
-	int ret = -EINVAL;
+	int ret;
 
 	if (!stats)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (pool)
-		ret = kfdpool_pool_stats(pool->fd, 0, stats);
-	pthread_mutex_unlock(&kp_mu);
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
+	ret = kfdpool_pool_stats(pool->fd, 0, stats);
+	kp_pool_unlock(pool);
 	return kfdpoolErrnoToHip(ret);
 }
 
@@ -375,12 +421,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
 	if (!value || attr < hipMemPoolReuseFollowEventDependencies ||
 	    attr > hipMemPoolAttrUsedMemHigh)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		err = hipErrorInvalidValue;
-		goto out;
-	}
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
 	if (attr <= hipMemPoolReuseAllowInternalDependencies) {
 		*(int *)value = pool->reuse[attr - 1];
 		goto out;
@@ -389,16 +432,24 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
 		*(uint64_t *)value = pool->threshold;
 		goto out;
 	}
+	/*
+	 * Used bytes are HIP's: the allocated bytes, the library's own count
+	 * in the pool that allocates.  An importer does not see the
+	 * exporter's allocations: it reports the kernel's used bytes, the
+	 * bytes of exported allocations.  Reserved bytes are the kernel's
+	 * (the pinned chunks) on both sides.
+	 */
+	if (!pool->imported && (attr == hipMemPoolAttrUsedMemCurrent ||
+				attr == hipMemPoolAttrUsedMemHigh)) {
+		*(uint64_t *)value = attr == hipMemPoolAttrUsedMemCurrent ?
+				     pool->used : pool->used_high;
+		goto out;
+	}
 	ret = kfdpool_pool_stats(pool->fd, 0, &st);
 	if (ret) {
 		err = kfdpoolErrnoToHip(ret);
 		goto out;
 	}
-	/*
-	 * The kernel's figures.  Used bytes are the bytes of live records;
-	 * a pool without handle types has none, so the library's own count
-	 * of allocated bytes stands in for it.
-	 */
 	switch (attr) {
 	case hipMemPoolAttrReservedMemCurrent:
 		v = st.reserved_bytes;
@@ -407,15 +458,15 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
 		v = st.reserved_high;
 		break;
 	case hipMemPoolAttrUsedMemCurrent:
-		v = st.handle_types ? st.used_bytes : pool->used;
+		v = st.used_bytes;
 		break;
 	default:
-		v = st.handle_types ? st.used_high : pool->used_high;
+		v = st.used_high;
 		break;
 	}
 	*(uint64_t *)value = v;
 out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
 	return err;
 }
 
@@ -445,17 +496,15 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
 	if (attr <= hipMemPoolReuseAllowInternalDependencies &&
 	    *(int *)value != 0 && *(int *)value != 1)
 		return hipErrorInvalidValue;
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		err = hipErrorInvalidValue;
-		goto out;
-	}
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
 	switch (attr) {
 	case hipMemPoolAttrReleaseThreshold:
 		pool->threshold = *(uint64_t *)value;
+		/* Chunks whose frees have not completed stay for now. */
 		if (!pool->imported)
-			kp_pool_trim(pool, pool->threshold);
+			kp_pool_trim(pool, pool->threshold, 0);
 		break;
 	case hipMemPoolAttrReservedMemHigh:
 	case hipMemPoolAttrUsedMemHigh:
@@ -474,11 +523,11 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
 			pool->used_high = pool->used;
 		break;
 	default:
+		/* The reuse rules, which pool/mem.c follows. */
 		pool->reuse[attr - 1] = *(int *)value;
 		break;
 	}
-out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_put(pool);
 	return err;
 }
 
@@ -501,14 +550,46 @@ static hipError_t check_location(const hipMemLocation *loc)
 	return hipSuccess;
 }
 
+static int g_access_said;
+
+/*
+ * Map every chunk of @pool for the peer access in @d (unlocked: runtime
+ * calls).  The chunks are listed under the lock; one released meanwhile
+ * fails its call, which is ignored (it is gone).
+ */
+static hipError_t map_peers(struct ihipMemPoolHandle_t *pool,
+			    const hipMemAccessDesc *d, size_t n)
+{
+	struct kp_mem *mems = NULL;
+	struct kp_chunk *c;
+	size_t nm = 0, cap = 0, i;
+	int ret = 0;
+
+	for (c = pool->chunks; c; c = c->next)
+		if (!KP_GROW(mems, cap, nm + 1))
+			mems[nm++] = c->mem;
+	pool->busy++;
+	kp_pool_unlock(pool);
+	for (i = 0; i < nm && !ret; i++) {
+		ret = kp_rocr_set_access(&mems[i], d, n);
+		if (ret == -EIO)
+			ret = 0;	/* a chunk released meanwhile */
+	}
+	kp_lock(&pool->mu);
+	pool->busy--;
+	free(mems);
+	return ret ? kfdpoolErrnoToHip(ret) : hipSuccess;
+}
+
 KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 					      const hipMemAccessDesc *desc_list,
 					      size_t count)
 {
 	struct ihipMemPoolHandle_t *pool;
+	hipMemAccessDesc *peers = NULL;
 	hipError_t err = hipSuccess;
+	size_t i, npeers = 0;
 	int ndev = 0;
-	size_t i;
 
 	if (!kp_pool_ours(mem_pool))
 		KP_FORWARD(hipMemPoolSetAccess, (mem_pool, desc_list, count));
@@ -526,16 +607,22 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 		if (err != hipSuccess)
 			return err;
 	}
-	if (count)
+	if (count) {
 		ndev = kp_device_count();
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
+		peers = calloc(count, sizeof(*peers));
+		if (!peers)
+			return hipErrorOutOfMemory;
+	}
+	pool = kp_pool_lock(mem_pool);
 	if (!pool) {
-		err = hipErrorInvalidValue;
-		goto out;
+		free(peers);
+		return hipErrorInvalidValue;
 	}
 	for (i = 0; i < count; i++) {
 		const hipMemAccessDesc *d = &desc_list[i];
+		int own = d->location.type == pool->props.location.type &&
+			  (!pool_is_device(pool) ||
+			   d->location.id == pool->props.location.id);
 
 		if (d->location.type == hipMemLocationTypeDevice &&
 		    d->location.id >= ndev) {
@@ -543,32 +630,49 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 			goto out;
 		}
 		/* The pool's own location keeps read-write access. */
-		if (d->location.type == pool->props.location.type &&
-		    (!pool_is_device(pool) ||
-		     d->location.id == pool->props.location.id) &&
-		    d->flags != hipMemAccessFlagsProtReadWrite) {
+		if (own && d->flags != hipMemAccessFlagsProtReadWrite) {
 			err = hipErrorInvalidValue;
 			goto out;
 		}
-		/* Host memory of a device pool is not CPU-mapped here. */
-		if (d->location.type == hipMemLocationTypeHost &&
-		    pool_is_device(pool) &&
-		    d->flags != hipMemAccessFlagsProtNone) {
+		if (own || d->flags == hipMemAccessFlagsProtNone)
+			continue;
+		/*
+		 * Access from elsewhere needs a mapping: device memory into a
+		 * peer GPU, which the runtime's virtual memory calls do
+		 * (ROCm >= 6.0).  Device memory is not mapped into the CPU,
+		 * and host pool memory (a dma-buf mmap'ed by the library) is
+		 * not mapped into GPUs here.
+		 */
+		if (d->location.type == hipMemLocationTypeHost ||
+		    !pool_is_device(pool) || pool->imported ||
+		    pool->be != &kp_backend_rocr ||
+		    kp_rocr_path() != KP_RT_VMM) {
+			kp_say_once(&g_access_said,
+				    "kfdpool: hipMemPoolSetAccess: %s",
+				    d->location.type == hipMemLocationTypeHost ?
+				    "device pools are not mapped into the CPU" :
+				    !pool_is_device(pool) ?
+				    "host pools are not mapped into GPUs" :
+				    "mapping a device pool into a peer GPU needs "
+				    "ROCm >= 6.0 (hipMemSetAccess on memory of "
+				    "hipMemCreate), in the pool's own process");
 			err = hipErrorNotSupported;
 			goto out;
 		}
+		peers[npeers++] = *d;
 	}
-	/*
-	 * Recorded for hipMemPoolGetAccess.  Host chunks are mapped read-write
-	 * into the CPU already; the kfd backend maps chunks to the owning GPU
-	 * only (peer mappings are not done).
-	 */
-	for (i = 0; i < count; i++)
-		if (desc_list[i].location.type == hipMemLocationTypeDevice)
-			pool->access[desc_list[i].location.id] =
-				desc_list[i].flags;
+	if (npeers)
+		err = map_peers(pool, peers, npeers);
+	/* Recorded for hipMemPoolGetAccess, and for chunks reserved later
+	 * (pool/mem.c maps them too). */
+	if (!err)
+		for (i = 0; i < count; i++)
+			if (desc_list[i].location.type == hipMemLocationTypeDevice)
+				pool->access[desc_list[i].location.id] =
+					desc_list[i].flags;
 out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
+	free(peers);
 	return err;
 }
 
@@ -589,12 +693,9 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 		return err;
 	if (location->type == hipMemLocationTypeDevice)
 		ndev = kp_device_count();
-	pthread_mutex_lock(&kp_mu);
-	pool = kp_pool_get(mem_pool);
-	if (!pool) {
-		err = hipErrorInvalidValue;
-		goto out;
-	}
+	pool = kp_pool_lock(mem_pool);
+	if (!pool)
+		return hipErrorInvalidValue;
 	if (location->type == hipMemLocationTypeHost) {
 		*flags = pool_is_device(pool) ? hipMemAccessFlagsProtNone :
 			 hipMemAccessFlagsProtReadWrite;
@@ -606,8 +707,6 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 	} else {
 		*flags = pool->access[location->id];
 	}
-out:
-	pthread_mutex_unlock(&kp_mu);
+	kp_pool_unlock(pool);
 	return err;
 }
-

@@ -23,7 +23,7 @@
 #include "hip_internal.h"
 
 static struct kp_runtime g_rt;
-static const struct kp_runtime *g_rt_found;	/* set once, release order */
+const struct kp_runtime *kp_rt_found;	/* set once, release order */
 static pthread_mutex_t g_rt_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long g_rt_adds_seen = ~0ULL;
 
@@ -129,18 +129,18 @@ const struct kp_runtime *kp_rt(void)
 	const struct kp_runtime *rt;
 	unsigned long long adds = 0;
 
-	rt = __atomic_load_n(&g_rt_found, __ATOMIC_ACQUIRE);
+	rt = __atomic_load_n(&kp_rt_found, __ATOMIC_ACQUIRE);
 	if (rt)
 		return rt;
 	pthread_mutex_lock(&g_rt_mu);
-	rt = g_rt_found;
+	rt = kp_rt_found;
 	if (!rt) {
 		/* Nothing new loaded since the last search: still none. */
 		dl_iterate_phdr(count_adds, &adds);
 		if (adds != g_rt_adds_seen) {
 			if (!find_runtime(&g_rt)) {
 				rt = &g_rt;
-				__atomic_store_n(&g_rt_found, rt,
+				__atomic_store_n(&kp_rt_found, rt,
 						 __ATOMIC_RELEASE);
 			} else {
 				g_rt_adds_seen = adds;
@@ -149,6 +149,23 @@ const struct kp_runtime *kp_rt(void)
 	}
 	pthread_mutex_unlock(&g_rt_mu);
 	return rt;
+}
+
+static int g_rt_devices;	/* 0 not asked, 1 some, 2 none */
+
+const struct kp_runtime *kp_rt_order_slow(void)
+{
+	const struct kp_runtime *rt = kp_rt_cached();
+	int st = __atomic_load_n(&g_rt_devices, __ATOMIC_ACQUIRE), n = 0;
+
+	if (!rt)
+		return NULL;
+	if (!st) {
+		st = rt->hipGetDeviceCount && !rt->hipGetDeviceCount(&n) &&
+		     n > 0 ? 1 : 2;
+		__atomic_store_n(&g_rt_devices, st, __ATOMIC_RELEASE);
+	}
+	return st == 1 ? rt : NULL;
 }
 
 /*

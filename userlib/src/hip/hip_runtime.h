@@ -19,15 +19,27 @@
 #ifndef KFDPOOL_HIP_RUNTIME_H
 #define KFDPOOL_HIP_RUNTIME_H
 
-#include "pool/pool.h"
+#ifndef KFDPOOL_HIP_OWN_TYPES
+#define KFDPOOL_HIP_OWN_TYPES
+#endif
+#include "hip/hip_rt_types.h"
 
-/* Runtime functions kfdpool calls but does not define. */
-hipError_t hipGetDeviceCount(int *count);
-
-#define KP_HIP_EXPORTS(X) \
+/*
+ * The hip* names this library defines.  The mempool and error functions
+ * are kfdpool's for its own objects; the stream and event functions are
+ * interposed only to follow stream order (hip_stream.c) and always
+ * forwarded.  KP_HIP_EXPORTS_NEW: names that runtimes older than their
+ * version lack (Debian's 5.2 among them); symbols-check accepts their
+ * absence from the installed runtime.
+ */
+#define KP_HIP_EXPORTS_OLD(X) \
 	X(hipFree, "hip_4.2") \
+	X(hipEventDestroy, "hip_4.2") \
+	X(hipEventRecord, "hip_4.2") \
 	X(hipGetErrorName, "hip_4.2") \
 	X(hipGetErrorString, "hip_4.2") \
+	X(hipStreamDestroy, "hip_4.2") \
+	X(hipStreamWaitEvent, "hip_4.2") \
 	X(hipFreeAsync, "hip_5.1") \
 	X(hipMallocFromPoolAsync, "hip_5.1") \
 	X(hipMemPoolCreate, "hip_5.1") \
@@ -40,10 +52,40 @@ hipError_t hipGetDeviceCount(int *count);
 	X(hipMemPoolImportPointer, "hip_5.1") \
 	X(hipMemPoolSetAccess, "hip_5.1") \
 	X(hipMemPoolSetAttribute, "hip_5.1") \
-	X(hipMemPoolTrimTo, "hip_5.1")
+	X(hipMemPoolTrimTo, "hip_5.1") \
+	X(hipStreamWaitEvent_spt, "hip_5.2")
 
+#define KP_HIP_EXPORTS_NEW(X) \
+	X(hipEventRecord_spt, "hip_5.2") \
+	X(hipGetProcAddress, "hip_6.1")
+
+#define KP_HIP_EXPORTS(X) KP_HIP_EXPORTS_OLD(X) KP_HIP_EXPORTS_NEW(X)
+
+/* Runtime functions kfdpool calls but does not define. */
 #define KP_RT_ONLY(X) \
-	X(hipGetDeviceCount, "hip_4.2")
+	X(hipDeviceGetByPCIBusId, "hip_4.2") \
+	X(hipDeviceGetPCIBusId, "hip_4.2") \
+	X(hipDeviceSynchronize, "hip_4.2") \
+	X(hipEventCreateWithFlags, "hip_4.2") \
+	X(hipEventQuery, "hip_4.2") \
+	X(hipEventSynchronize, "hip_4.2") \
+	X(hipExtMallocWithFlags, "hip_4.2") \
+	X(hipGetDevice, "hip_4.2") \
+	X(hipGetDeviceCount, "hip_4.2") \
+	X(hipRuntimeGetVersion, "hip_4.2") \
+	X(hipSetDevice, "hip_4.2") \
+	X(hipDestroyExternalMemory, "hip_4.3") \
+	X(hipExternalMemoryGetMappedBuffer, "hip_4.3") \
+	X(hipImportExternalMemory, "hip_4.3") \
+	X(hipMemAddressFree, "hip_5.1") \
+	X(hipMemAddressReserve, "hip_5.1") \
+	X(hipMemCreate, "hip_5.1") \
+	X(hipMemExportToShareableHandle, "hip_5.1") \
+	X(hipMemGetAllocationGranularity, "hip_5.1") \
+	X(hipMemMap, "hip_5.1") \
+	X(hipMemRelease, "hip_5.1") \
+	X(hipMemSetAccess, "hip_5.1") \
+	X(hipMemUnmap, "hip_5.1")
 
 #define KP_RT_FUNCS(X) KP_HIP_EXPORTS(X) KP_RT_ONLY(X)
 
@@ -63,6 +105,27 @@ struct kp_runtime {
  * loaded another object.  Thread-safe.
  */
 const struct kp_runtime *kp_rt(void);
+
+/*
+ * The runtime stream order works with: the runtime, when it has a device
+ * (one without, like Debian's 5.2 on a machine without a GPU, runs no GPU
+ * work and makes no event).  NULL otherwise.  Asks the runtime once
+ * (hipGetDeviceCount): not with a pool's lock held the first time.
+ */
+const struct kp_runtime *kp_rt_order_slow(void);
+
+/* The runtime if one was found already: no search, one load (the
+ * allocation path's check). */
+extern const struct kp_runtime *kp_rt_found;
+static inline const struct kp_runtime *kp_rt_cached(void)
+{
+	return __atomic_load_n(&kp_rt_found, __ATOMIC_ACQUIRE);
+}
+
+static inline const struct kp_runtime *kp_rt_order(void)
+{
+	return kp_rt_cached() ? kp_rt_order_slow() : NULL;
+}
 
 /* Print one line on stderr, the first time only for this @once. */
 void kp_say_once(int *once, const char *fmt, ...)

@@ -1,26 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pool allocator: pools, their chunks, the address table, trimming.
- * (Allocation and free: pool/mem.c; importers' chunk mappings: pool/import.c.)
+ * The pool allocator: pools and their handles, chunks, giving chunks back.
+ * (Allocation and free: pool/mem.c; importers' chunk mappings:
+ * pool/import.c; stream order: pool/order.c; the address table:
+ * pool/addr.c; the sub-allocator: pool/arena.c.)
  *
  * A pool (struct ihipMemPoolHandle_t, what hipMemPool_t points to) holds
- * one kfdpool pool fd.  An owner pool reserves chunks from its backend, pins
- * each chunk as one entry and sub-allocates from it (pool/arena.c).  In a pool
- * with handle types every allocation is exported as one record when it is
- * made: the kernel's used_bytes is then exactly the allocated bytes (what
- * hipMemPoolAttrUsedMemCurrent means), and exporting the allocation's own
- * address costs no system call.  An interior address gets a record of its
- * own, made once and kept with the allocation.  Freeing revokes the
- * allocation's records.
+ * one kfdpool pool fd.  An owner pool reserves chunks from its backend,
+ * pins each chunk as one entry and sub-allocates from all of them at once
+ * (pool/arena.c).  A pointer's record is made when the pointer is first
+ * exported (hipMemPoolExportPointer, kfdpoolExportPointers), kept with the
+ * allocation, and revoked when it is freed, before the memory can be
+ * handed out again: allocation and free make no system call in the steady
+ * state, IPC pool or not.
  *
- * An imported pool holds an import fd.  The first pointer imported from a
- * chunk imports the chunk (a dma-buf fd) and maps it; later pointers into
- * the same chunk are validated only (KFDPOOL_IMPORT_VALIDATE).  The chunk
- * is released and unmapped when its last imported pointer is freed.
- *
- * One mutex (kp_mu) serialises the library's pool state; the memory itself
- * is never touched under it.  Addresses are found through one sorted table of
- * ranges (owner chunks and imported chunk mappings).
+ * Each pool has its own lock: threads on different pools share none.
+ * The memory itself is never touched under a lock.
  *
  * Pools do not survive fork(): a child must not use its parent's pools.
  */
@@ -34,10 +29,7 @@
 
 pthread_mutex_t kp_mu = PTHREAD_MUTEX_INITIALIZER;
 struct ihipMemPoolHandle_t *kp_pools;
-static struct range *g_ranges;
-static size_t g_nranges, g_capranges;
 
-/* Grow *arr (of *cap elements of @elem bytes) to hold @need. */
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 8;
@@ -64,62 +56,6 @@ int kp_grow32(void **arr, uint32_t *cap, size_t need, size_t elem)
 	return ret;
 }
 
-/* ---- the range table ---- */
-
-/* Index of the first range with start > addr. */
-static size_t range_upper(uintptr_t addr)
-{
-	size_t lo = 0, hi = g_nranges;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g_ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct range *kp_range_find(const void *p)
-{
-	uintptr_t addr = (uintptr_t)p;
-	size_t i = range_upper(addr);
-
-	if (!i || addr >= g_ranges[i - 1].end)
-		return NULL;
-	return &g_ranges[i - 1];
-}
-
-int kp_range_add(void *start, uint64_t len, int kind, void *obj)
-{
-	size_t i;
-
-	if (KP_GROW(g_ranges, g_capranges, g_nranges + 1))
-		return -ENOMEM;
-	i = range_upper((uintptr_t)start);
-	memmove(&g_ranges[i + 1], &g_ranges[i],
-		(g_nranges - i) * sizeof(*g_ranges));
-	g_ranges[i] = (struct range){ (uintptr_t)start,
-				      (uintptr_t)start + len, kind, obj };
-	g_nranges++;
-	return 0;
-}
-
-void kp_range_del(void *start)
-{
-	struct range *r = kp_range_find(start);
-	size_t i;
-
-	if (!r)
-		return;
-	i = r - g_ranges;
-	memmove(&g_ranges[i], &g_ranges[i + 1],
-		(g_nranges - i - 1) * sizeof(*g_ranges));
-	g_nranges--;
-}
-
 /* ---- pool handles ---- */
 
 /*
@@ -127,8 +63,9 @@ void kp_range_del(void *start)
  * freed.  "Is this handle ours?" is then an address check that never reads
  * the handle, and it stays true for a handle of a pool that is gone: such
  * a handle gets hipErrorInvalidValue from us and is never passed to the
- * HIP runtime as if it were one of the runtime's.  Slots of finalized
- * pools are reused, as any allocator would reuse the memory.
+ * HIP runtime as if it were one of the runtime's.  Each slot's lock is
+ * made once and never reset: a thread that raced with a pool's end may
+ * still take it, and finds the pool gone.
  */
 #define SLAB_POOLS	64
 #define MAX_SLABS	1024
@@ -144,11 +81,12 @@ static struct ihipMemPoolHandle_t *pool_slot(const void *h, int *ours)
 	uintptr_t a = (uintptr_t)h;
 
 	for (i = 0; i < n; i++) {
-		uintptr_t base = (uintptr_t)g_slabs[i];
+		uintptr_t off = a - (uintptr_t)g_slabs[i];
 
-		if (a >= base && a < base + SLAB_POOLS * sizeof(*g_slabs[i])) {
+		/* (Below the slab, off wraps around to a huge value.) */
+		if (off < SLAB_POOLS * sizeof(*g_slabs[i])) {
 			*ours = 1;
-			if ((a - base) % sizeof(*g_slabs[i]))
+			if (off % sizeof(*g_slabs[i]))
 				return NULL;
 			return (struct ihipMemPoolHandle_t *)a;
 		}
@@ -165,6 +103,14 @@ int kp_pool_ours(const void *h)
 	return ours;
 }
 
+/* Everything after the lock goes back to zero. */
+static void pool_reset(struct ihipMemPoolHandle_t *pool)
+{
+	memset((char *)pool + sizeof(pool->mu), 0,
+	       sizeof(*pool) - sizeof(pool->mu));
+}
+
+/* A new pool object, unlinked (kp_mu held). */
 struct ihipMemPoolHandle_t *kp_pool_new(void)
 {
 	struct ihipMemPoolHandle_t *pool, *slab;
@@ -177,6 +123,7 @@ struct ihipMemPoolHandle_t *kp_pool_new(void)
 		if (!slab)
 			return NULL;
 		for (i = SLAB_POOLS; i-- > 0;) {
+			kp_lock_init(&slab[i].mu);
 			slab[i].next = g_free_slots;
 			g_free_slots = &slab[i];
 		}
@@ -185,98 +132,241 @@ struct ihipMemPoolHandle_t *kp_pool_new(void)
 	}
 	pool = g_free_slots;
 	g_free_slots = pool->next;
-	memset(pool, 0, sizeof(*pool));
+	kp_lock(&pool->mu);
+	pool_reset(pool);
+	kp_arena_init(&pool->arena, ALLOC_SHIFT);
+	pool->arena.tag_idle = kp_ev_idle;
+	kp_unlock(&pool->mu);
 	return pool;
 }
 
-void kp_pool_free(struct ihipMemPoolHandle_t *pool)
+struct ihipMemPoolHandle_t *kp_pool_lock(hipMemPool_t h)
 {
-	memset(pool, 0, sizeof(*pool));
-	pool->next = g_free_slots;
-	g_free_slots = pool;
-}
-
-/* ---- pools ---- */
-
-struct ihipMemPoolHandle_t *kp_pool_get(hipMemPool_t h)
-{
-	struct ihipMemPoolHandle_t *p;
 	int ours;
 
-	p = pool_slot(h, &ours);
-	if (!p || p->magic != POOL_MAGIC || p->destroyed)
+	return kp_pool_lock_ours(h, &ours);
+}
+
+struct ihipMemPoolHandle_t *kp_pool_lock_ours(hipMemPool_t h, int *ours)
+{
+	struct ihipMemPoolHandle_t *p;
+
+	p = pool_slot(h, ours);
+	if (!p)
 		return NULL;
+	kp_lock(&p->mu);
+	if (p->magic != POOL_MAGIC || p->destroyed || p->forked) {
+		kp_unlock(&p->mu);
+		return NULL;
+	}
 	return p;
 }
 
-static void pool_unlink(struct ihipMemPoolHandle_t *pool)
-{
-	struct ihipMemPoolHandle_t **pp;
+/* ---- chunks ---- */
 
-	for (pp = &kp_pools; *pp; pp = &(*pp)->next) {
-		if (*pp == pool) {
-			*pp = pool->next;
-			return;
-		}
-	}
+static void chunk_unlink(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		pool->chunks = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		pool->chunks_tail = c->prev;
+	pool->nchunks--;
 }
 
-static void release_chunk(struct ihipMemPoolHandle_t *pool, size_t idx)
+/* Give an idle chunk back (pool locked; unlocks around the backend). */
+static void release_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
 {
-	struct kp_chunk *c = pool->chunks[idx];
-
+	if (c->release_wanted) {
+		c->release_wanted = 0;
+		pool->nrelease--;
+	}
+	/* Unfindable first: a reader that raced finds it not live. */
+	__atomic_store_n(&c->range.live, 0, __ATOMIC_RELEASE);
+	kp_addr_del(&c->range);
+	kp_arena_remove(&pool->arena, &c->reg);
+	chunk_unlink(pool, c);
+	pool->reserved -= c->mem.size;
 	/* Empty: every record of it was revoked when its allocations were
 	 * freed.  Imports elsewhere keep the memory (draining entry). */
 	kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
-	kp_range_del(c->mem.addr);
+	kp_pool_leave(pool);
 	pool->be->free(&c->mem);
-	kp_arena_fini(&c->arena);
-	pool->reserved -= c->mem.size;
-	memmove(&pool->chunks[idx], &pool->chunks[idx + 1],
-		(pool->nchunks - idx - 1) * sizeof(*pool->chunks));
-	pool->nchunks--;
-	free(c);
+	__atomic_store_n(&c->range.pool, NULL, __ATOMIC_RELEASE);
+	kp_chunk_free(c);
+	kp_pool_enter(pool);
+}
+
+/* Release @c if it is empty and its pending frees have completed (asking
+ * the runtime, or waiting when @sync).  1 if released. */
+static int try_release(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
+		       int sync)
+{
+	if (c->reg.nused)
+		return 0;
+	if (c->reg.nquick)
+		kp_arena_flush(&pool->arena);
+	if (c->reg.npending) {
+		if (sync)
+			kp_order_sync_chunk(pool, c);
+		else if (kp_order_chunk_done(pool, c))
+			kp_order_sync_chunk(pool, c);	/* settles, no wait */
+		/* The lock was dropped: the chunk may be in use again. */
+		if (!kp_region_idle(&c->reg))
+			return 0;
+	}
+	release_chunk(pool, c);
+	return 1;
+}
+
+void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep, int sync)
+{
+	struct kp_chunk *c;
+	size_t rounds = 2 * pool->nchunks + 2;
+
+	/* Blocks kept for quick reuse go back to their chunks first. */
+	kp_arena_flush(&pool->arena);
+again:
+	for (c = pool->chunks_tail; c && pool->reserved > keep; c = c->prev) {
+		if (c->reg.nused || pool->reserved - c->reg.size < keep)
+			continue;
+		if (kp_region_idle(&c->reg))
+			release_chunk(pool, c);
+		else
+			try_release(pool, c, sync);
+		/* The lock was dropped: the list may have changed. */
+		if (rounds--)
+			goto again;
+		return;
+	}
+}
+
+void kp_chunk_maybe_release(struct ihipMemPoolHandle_t *pool,
+			    struct kp_chunk *c)
+{
+	uint64_t t = pool->destroyed ? 0 : pool->threshold;
+
+	if (c->reg.nused || pool->reserved <= t ||
+	    pool->reserved - c->reg.size < t)
+		return;
+	if (c->reg.nquick)
+		kp_arena_flush(&pool->arena);
+	if (kp_region_idle(&c->reg)) {
+		release_chunk(pool, c);
+	} else if (!c->release_wanted) {
+		/* Waits for the events of its frees: looked at again after
+		 * later frees, and by trims. */
+		c->release_wanted = 1;
+		pool->nrelease++;
+	}
+}
+
+/* Chunks waiting for their frees' events: give back those now done. */
+void kp_pool_release_wanted(struct ihipMemPoolHandle_t *pool)
+{
+	struct kp_chunk *c;
+	size_t rounds = pool->nrelease + 1;
+
+	if (pool->imported) {
+		kp_ientry_release_wanted(pool, pool->destroyed);
+		return;
+	}
+again:
+	for (c = pool->chunks; c && pool->nrelease; c = c->next) {
+		if (!c->release_wanted)
+			continue;
+		if (c->reg.nused) {
+			c->release_wanted = 0;
+			pool->nrelease--;
+			continue;
+		}
+		if (try_release(pool, c, 0) && rounds--)
+			goto again;
+		if (!rounds)
+			return;
+	}
+}
+
+/* ---- the end of a pool ---- */
+
+static int pool_in_use(const struct ihipMemPoolHandle_t *pool)
+{
+	const struct kp_chunk *c;
+
+	if (pool->busy || pool->refs > 0 || pool->ients)
+		return 1;
+	for (c = pool->chunks; c; c = c->next)
+		if (c->reg.nused)
+			return 1;
+	return 0;
+}
+
+static void pool_finalize(struct ihipMemPoolHandle_t *pool)
+{
+	const struct kp_runtime *rt = kp_rt_cached();
+
+	/* Everything is free: wait for the last frees, give all back. */
+	kp_pool_trim(pool, 0, 1);
+	if (pool_in_use(pool) || pool->chunks) {
+		kp_unlock(&pool->mu);
+		return;		/* someone else finishes */
+	}
+	pool->magic = 0;
+	kp_unlock(&pool->mu);
+	kp_order_fini(pool, rt);
+	pthread_mutex_lock(&kp_mu);
+	{
+		struct ihipMemPoolHandle_t **pp;
+
+		for (pp = &kp_pools; *pp; pp = &(*pp)->next) {
+			if (*pp == pool) {
+				*pp = pool->next;
+				break;
+			}
+		}
+	}
+	kp_lock(&pool->mu);
+	close(pool->fd);
+	kp_arena_fini(&pool->arena);
+	kp_map_fini(&pool->map);
+	pool_reset(pool);
+	kp_unlock(&pool->mu);
+	pool->next = g_free_slots;
+	g_free_slots = pool;
+	pthread_mutex_unlock(&kp_mu);
+}
+
+void kp_pool_put_slow(struct ihipMemPoolHandle_t *pool)
+{
+	if (pool->nrelease)
+		kp_pool_release_wanted(pool);
+	if (pool->destroyed && pool->magic == POOL_MAGIC && !pool_in_use(pool)) {
+		pool_finalize(pool);
+		return;
+	}
+	kp_unlock(&pool->mu);
 }
 
 /*
- * Give empty chunks back, newest first, as long as at least @keep bytes
- * stay reserved (hipMemPoolTrimTo's guarantee; the release threshold is
- * the same trim done after every free).
+ * In a fork child: the parent's pools are unusable (a thread of the parent
+ * may have held their locks or been halfway through a change).  Their
+ * locks are made anew; the objects stay, so that their handles and
+ * pointers are still told from the runtime's and refused.
  */
-void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep)
+void kp_pools_fork_child(void)
 {
-	size_t i = pool->nchunks;
+	struct ihipMemPoolHandle_t *p;
+	unsigned int i, j;
 
-	while (i-- > 0) {
-		struct kp_chunk *c = pool->chunks[i];
-
-		if (pool->reserved <= keep)
-			break;
-		if (kp_arena_empty(&c->arena) &&
-		    pool->reserved - c->mem.size >= keep)
-			release_chunk(pool, i);
+	for (i = 0; i < g_nslabs; i++) {
+		for (j = 0; j < SLAB_POOLS; j++) {
+			p = &g_slabs[i][j];
+			kp_lock_init(&p->mu);
+		}
 	}
-}
-
-/* A destroyed pool goes away once nothing of it is in use. */
-void kp_pool_maybe_finalize(struct ihipMemPoolHandle_t *pool)
-{
-	size_t i;
-
-	if (!pool->destroyed)
-		return;
-	if (pool->imported) {
-		if (pool->nients)
-			return;
-	} else {
-		for (i = 0; i < pool->nchunks; i++)
-			if (!kp_arena_empty(&pool->chunks[i]->arena))
-				return;
-		kp_pool_trim(pool, 0);
-	}
-	pool_unlink(pool);
-	close(pool->fd);
-	free(pool->chunks);
-	free(pool->ients);
-	kp_pool_free(pool);
+	for (p = kp_pools; p; p = p->next)
+		p->forked = 1;
 }

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * TEST-ONLY STAND-IN for the HIP runtime (libamdhip64): what the library
+ * tests of stream order and of the runtime's device path run against.
+ * It is not a runtime, runs no GPU work, and is never installed.  See
+ * hiprt_standin.c.
+ *
+ * Besides the hip* functions it defines (with HIP's prototypes, in
+ * <kfdpool_hip.h>'s and hip_rt_types.h's types), it has these controls for
+ * the tests:
+ */
+#ifndef HIPRT_STANDIN_H
+#define HIPRT_STANDIN_H
+
+#ifndef KFDPOOL_HIP_OWN_TYPES
+#define KFDPOOL_HIP_OWN_TYPES
+#endif
+#include <kfdpool_hip.h>
+#include "hip/hip_rt_types.h"
+
+/* Events recorded on a held stream stay incomplete until it is run. */
+void kfdpool_standin_hold(hipStream_t s, int hold);
+/* Complete everything recorded on @s so far. */
+void kfdpool_standin_run(hipStream_t s);
+/* The number the log calls @s by ("s3"). */
+int kfdpool_standin_stream_id(hipStream_t s);
+/*
+ * The calls made so far, one line each ("hipEventRecord e3 s1", ...),
+ * copied into @buf (NUL-terminated, truncated to @len), and forgotten.
+ */
+size_t kfdpool_standin_log(char *buf, size_t len);
+/* The device whose memory @p is (allocated or imported here), or -1. */
+int kfdpool_standin_device_of(const void *p);
+/* Open file descriptors the stand-in holds (imports, exports). */
+int kfdpool_standin_fds(void);
+
+/* The rest of the runtime the tests use. */
+#define hipMemcpyHostToDevice 1
+#define hipMemcpyDeviceToHost 2
+#define hipMemcpyDeviceToDevice 3
+hipError_t hipStreamCreate(hipStream_t *s);
+hipError_t hipStreamSynchronize(hipStream_t s);
+hipError_t hipMemcpy(void *dst, const void *src, size_t n, int kind);
+hipError_t hipMemset(void *p, int v, size_t n);
+hipError_t hipMalloc(void **p, size_t size);
+
+#endif

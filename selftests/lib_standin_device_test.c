@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device pools through the HIP runtime (issue 12 item 3), against the
+ * TEST-ONLY STAND-IN for it (hiprt_standin.c: "device" memory is host
+ * memory behind real dma-bufs, every call recorded).  What is checked is
+ * the call sequence libkfdpool-hip makes, as clr would see it:
+ *
+ *   ROCm >= 6.0: hipMemCreate, hipMemAddressReserve, hipMemMap,
+ *     hipMemSetAccess, hipMemExportToShareableHandle; the dma-buf pinned;
+ *     peers mapped with hipMemSetAccess (hipMemPoolSetAccess), also for
+ *     chunks reserved later;
+ *   ROCr 5.6 to 6.0: hipExtMallocWithFlags and
+ *     hsa_amd_portable_export_dmabuf; peer access refused with one line;
+ *   the importer, another process whose devices are numbered otherwise:
+ *     the pool's device found by PCI bus id, mapped on its own ordinal
+ *     with hipImportExternalMemory and hipExternalMemoryGetMappedBuffer,
+ *     so that the runtime knows the pointer (its hipMemcpy and hipMemset
+ *     work on it), both ways; the fd left to the caller or taken by the
+ *     runtime, never closed twice nor leaked;
+ *   hipGetProcAddress hands out libkfdpool-hip's functions for its names.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+
+#include "lib_hip_util.h"
+#include "hiprt_standin.h"
+#include "kselftest_harness.h"
+
+#define SIZE (1 << 20)
+
+static char logs[1 << 16];
+
+static const char *standin_log(void)
+{
+	kfdpool_standin_log(logs, sizeof(logs));
+	return logs;
+}
+
+/* Whether the lines of @want (";"-separated) are in @log in that order. */
+static int in_order(const char *log, const char *want)
+{
+	char buf[512], *w, *save = NULL;
+	const char *at = log;
+
+	snprintf(buf, sizeof(buf), "%s", want);
+	for (w = strtok_r(buf, ";", &save); w; w = strtok_r(NULL, ";", &save)) {
+		at = strstr(at, w);
+		if (!at)
+			return 0;
+		at += strlen(w);
+	}
+	return 1;
+}
+
+static hipError_t device_pool(hipMemPool_t *pool, int dev)
+{
+	hipMemPoolProps p = lh_props(hipMemHandleTypePosixFileDescriptor, 0);
+
+	p.location.type = hipMemLocationTypeDevice;
+	p.location.id = dev;
+	return hipMemPoolCreate(pool, &p);
+}
+
+/* Lines written to stderr while @fn ran. */
+static int stderr_lines(hipError_t (*fn)(void *), void *arg, hipError_t *ret,
+			char *buf, size_t len)
+{
+	int mfd = memfd_create("stderr", MFD_CLOEXEC), saved = dup(2), n = 0;
+	ssize_t r;
+
+	fflush(stderr);
+	dup2(mfd, 2);
+	*ret = fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	r = pread(mfd, buf, len - 1, 0);
+	close(mfd);
+	buf[r > 0 ? r : 0] = 0;
+	for (char *c = buf; *c; c++)
+		n += *c == '\n';
+	return n;
+}
+
+/* ---- the importer, another process ---- */
+
+struct msg {
+	hipMemPoolPtrExportData d;
+	char busid[16];
+};
+
+/* Import the pointer, read what the exporter wrote (0x5a), answer 0xa5. */
+static int importer(int sock)
+{
+	hipMemPool_t pool;
+	struct msg m;
+	unsigned char *buf = malloc(SIZE);
+	struct kfdpool_query kq;
+	void *q;
+	int fd, i, nfds, sentinel[8];
+
+	fd = lh_recv_fd(sock);
+	if (fd < 0 || lh_read_all(sock, &m, sizeof(m)) || !buf)
+		return 2;
+	/* The library's control fd stays open once opened: open it now. */
+	if (kfdpool_ctl(&kq) < 0)
+		return 2;
+	nfds = lh_nfds();
+	if (hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
+			hipMemHandleTypePosixFileDescriptor, 0))
+		return 3;
+	if (hipMemPoolImportPointer(&q, pool, &m.d))
+		return 4;
+	/* Files opened now take the lowest free numbers: among them the
+	 * number of an fd a runtime took and closed.  Closing that number
+	 * later (as if it were still the import's) would close one of them. */
+	for (i = 0; i < 8; i++)
+		sentinel[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* The pool's GPU is this process's device 0. */
+	if (!in_order(standin_log(), "hipImportExternalMemory dev0;"
+		      "hipExternalMemoryGetMappedBuffer dev0")) {
+		fprintf(stderr, "importer log:\n%s", logs);
+		return 5;
+	}
+	if (kfdpool_standin_device_of(q) != 0)
+		return 6;
+	/* The runtime knows the pointer: its copies work on it. */
+	if (hipMemcpy(buf, q, SIZE, hipMemcpyDeviceToHost))
+		return 7;
+	for (i = 0; i < SIZE; i++)
+		if (buf[i] != 0x5a)
+			return 8;
+	if (hipMemset(q, 0xa5, SIZE))
+		return 9;
+	if (hipFree(q) || hipMemPoolDestroy(pool))
+		return 10;
+	for (i = 0; i < 8; i++) {
+		if (fcntl(sentinel[i], F_GETFD) < 0)
+			return 13;
+		close(sentinel[i]);
+	}
+	close(fd);
+	/* Every fd of the import closed, once: none left, none closed
+	 * twice (a double close would have taken another fd with it). */
+	if (lh_nfds() != nfds - 1 || kfdpool_standin_fds()) {
+		fprintf(stderr, "importer: %d fds before, %d after; the "
+			"stand-in holds %d\n", nfds, lh_nfds(),
+			kfdpool_standin_fds());
+		return 11;
+	}
+	free(buf);
+	return lh_write_all(sock, "K", 1) ? 12 : 0;
+}
+
+/*
+ * Export a device-1 pointer to an importer exec'd with @env set and the
+ * devices in the opposite order; 0 or the importer's status.
+ */
+static int share_with_importer(struct __test_metadata *_metadata,
+			       const char *env)
+{
+	unsigned char *buf = malloc(SIZE);
+	hipMemPool_t pool;
+	struct msg m;
+	int sv[2], fd, st, i;
+	char arg[16], c = 0;
+	void *p;
+	pid_t pid;
+
+	if (device_pool(&pool, 1))
+		return -1;
+	if (hipMallocFromPoolAsync(&p, SIZE, pool, NULL) ||
+	    hipMemset(p, 0x5a, SIZE) || hipMemPoolExportPointer(&m.d, p) ||
+	    hipMemPoolExportToShareableHandle(&fd, pool,
+			hipMemHandleTypePosixFileDescriptor, 0))
+		return -2;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -3;
+	pid = fork();
+	if (!pid) {
+		close(sv[0]);
+		snprintf(arg, sizeof(arg), "%d", sv[1]);
+		setenv("KFDPOOL_STANDIN_DEVICES", "0000:c1:00.0,0000:03:00.0", 1);
+		if (env)
+			putenv((char *)env);
+		execl("/proc/self/exe", "importer", "--importer", arg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (lh_send_fd(sv[0], fd) || lh_write_all(sv[0], &m, sizeof(m)))
+		return -4;
+	close(fd);
+	lh_read_all(sv[0], &c, 1);
+	waitpid(pid, &st, 0);
+	close(sv[0]);
+	EXPECT_EQ('K', c);
+	/* The importer's answer, read back through the runtime. */
+	EXPECT_EQ(hipSuccess, hipMemcpy(buf, p, SIZE, hipMemcpyDeviceToHost));
+	for (i = 0; i < SIZE && buf[i] == 0xa5; i++)
+		;
+	EXPECT_EQ(SIZE, i);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+	free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+FIXTURE(dev) {
+	int ok;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->ok = 0;
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	ksft_print_msg("runtime: TEST-ONLY STAND-IN (selftests/hiprt_standin.c), "
+		       "not HIP's runtime: host memory behind real dma-bufs\n");
+	unsetenv("KFDPOOL_BACKEND");
+	standin_log();
+	self->ok = 1;
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+}
+
+TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
+{
+	struct kfdpool_pool_stats st;
+	hipMemPool_t pool;
+	void *p;
+
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	EXPECT_STREQ("rocr", kfdpoolMemPoolBackend(pool));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool, NULL));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
+			     "hipMemAddressReserve;hipMemMap dev1;"
+			     "hipMemSetAccess dev1 of dev1 flags 3;"
+			     "hipMemExportToShareableHandle dev1"))
+		TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_device_of(p));
+	EXPECT_EQ(hipSuccess, hipMemset(p, 1, 4096));
+	/* The kernel pool holds the dma-buf, named by the GPU's bus id
+	 * (lower case, whatever the runtime's spelling). */
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+	EXPECT_EQ(1, st.entries);
+	EXPECT_EQ(0, strncmp(st.name, "hip-d0000:c1:00.0-", 18)) TH_LOG("%s", st.name);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemUnmap dev1;"
+			     "hipMemAddressFree;hipMemRelease dev1"))
+		TH_LOG("%s", logs);
+}
+
+TEST_F(dev, importer_maps_by_bus_id_and_the_runtime_knows_it)
+{
+	EXPECT_EQ(0, share_with_importer(_metadata, NULL));
+}
+
+TEST_F(dev, a_runtime_that_takes_the_fd_is_left_it)
+{
+	EXPECT_EQ(0, share_with_importer(_metadata, "KFDPOOL_STANDIN_TAKE_FD=1"));
+}
+
+static hipError_t set_peer(void *pool)
+{
+	hipMemAccessDesc d = { { hipMemLocationTypeDevice, 0 },
+			       hipMemAccessFlagsProtReadWrite };
+
+	return hipMemPoolSetAccess(pool, &d, 1);
+}
+
+TEST_F(dev, set_access_maps_peers_with_the_runtime)
+{
+	hipMemLocation dev0 = { hipMemLocationTypeDevice, 0 };
+	hipMemAccessFlags f;
+	hipMemPool_t pool;
+	size_t gran = 1 << 20;
+	void *p, *q;
+
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
+	standin_log();
+	ASSERT_EQ(hipSuccess, set_peer(pool));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemSetAccess dev0 of dev1 flags 3"))
+		TH_LOG("%s", logs);
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev0));
+	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	/* A chunk reserved later is mapped for the peer too. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, gran, pool, NULL));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
+			     "hipMemSetAccess dev1 of dev1 flags 3;"
+			     "hipMemSetAccess dev0 of dev1 flags 3"))
+		TH_LOG("%s", logs);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
+static hipError_t create_dev1(void *pool)
+{
+	return device_pool(pool, 1);
+}
+
+/* KFDPOOL_RT_PATH: a value it refuses fails the call, said once per call,
+ * never ignored (the library's rule for every KFDPOOL_* variable). */
+TEST_F(dev, rt_path_is_validated)
+{
+	hipMemPool_t pool = NULL;
+	char out[1024];
+	hipError_t e;
+
+	setenv("KFDPOOL_RT_PATH", "dma-buf", 1);
+	EXPECT_EQ(1, stderr_lines(create_dev1, &pool, &e, out, sizeof(out)))
+		TH_LOG("%s", out);
+	unsetenv("KFDPOOL_RT_PATH");
+	EXPECT_EQ(hipErrorInvalidValue, e);
+	EXPECT_TRUE(strstr(out, "KFDPOOL_RT_PATH=\"dma-buf\" is not valid") != NULL)
+		TH_LOG("%s", out);
+	/* Nothing half made; unset, the same call works. */
+	EXPECT_EQ(NULL, pool);
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
+/* ROCr 5.6 to 6.0 (no VMM): a child with that runtime version. */
+static int dmabuf_child(void)
+{
+	hipMemPool_t pool;
+	hipError_t e;
+	char out[1024];
+	void *p;
+
+	if (device_pool(&pool, 1) || hipMallocFromPoolAsync(&p, 4096, pool, NULL))
+		return 2;
+	if (!in_order(standin_log(), "hipExtMallocWithFlags dev1;"
+		      "hsa_amd_portable_export_dmabuf dev1 ")) {
+		fprintf(stderr, "%s", logs);
+		return 3;
+	}
+	if (strstr(logs, "hipMemCreate"))
+		return 4;
+	/* No peer mapping: refused, said once. */
+	if (stderr_lines(set_peer, pool, &e, out, sizeof(out)) != 1 ||
+	    e != hipErrorNotSupported || !strstr(out, "ROCm >= 6.0"))
+		return 5;
+	if (stderr_lines(set_peer, pool, &e, out, sizeof(out)) != 0 ||
+	    e != hipErrorNotSupported)
+		return 6;
+	if (hipFree(p) || hipMemPoolDestroy(pool))
+		return 7;
+	if (!strstr(standin_log(), "hipFree dev1"))
+		return 8;
+	return 0;
+}
+
+TEST_F(dev, rocr_5_6_path_exports_with_hsa)
+{
+	int st;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		setenv("KFDPOOL_STANDIN_VERSION", "50700000", 1);
+		execl("/proc/self/exe", "dmabuf", "--dmabuf", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child status %#x", st);
+}
+
+TEST(get_proc_address_hands_out_kfdpools_functions)
+{
+	void *f = NULL, *mine = dlsym(RTLD_DEFAULT, "hipFree");
+	Dl_info info;
+
+	ASSERT_EQ(hipSuccess, hipGetProcAddress("hipFree", &f, 600, 0, NULL));
+	EXPECT_EQ(mine, f);
+	ASSERT_TRUE(dladdr(f, &info));
+	EXPECT_TRUE(strstr(info.dli_fname, "libkfdpool-hip") != NULL)
+		TH_LOG("%s", info.dli_fname);
+	ASSERT_EQ(hipSuccess, hipGetProcAddress("hipStreamWaitEvent", &f, 600,
+						0, NULL));
+	ASSERT_TRUE(dladdr(f, &info));
+	EXPECT_TRUE(strstr(info.dli_fname, "libkfdpool-hip") != NULL)
+		TH_LOG("%s", info.dli_fname);
+	EXPECT_EQ(dlsym(RTLD_DEFAULT, "hipStreamWaitEvent"), f);
+	/* What kfdpool does not define stays the runtime's. */
+	ASSERT_EQ(hipSuccess, hipGetProcAddress("hipMalloc", &f, 600, 0, NULL));
+	ASSERT_TRUE(dladdr(f, &info));
+	EXPECT_TRUE(strstr(info.dli_fname, "standin") != NULL)
+		TH_LOG("%s", info.dli_fname);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--importer"))
+		return importer(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "--dmabuf"))
+		return dmabuf_child();
+	return test_harness_run(argc, argv);
+}

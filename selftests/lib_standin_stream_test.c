@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stream order (issue 12 item 4), against the TEST-ONLY STAND-IN for the
+ * HIP runtime (hiprt_standin.c: events complete when the test says so).
+ * Each rule of pool/order.h has a test that fails when the rule is
+ * broken:
+ *
+ *   a freed block is reused by its stream at once,
+ *   by another stream only after the free's marker completed
+ *     (hipMemPoolReuseAllowOpportunistic), and not at all without
+ *     opportunistic reuse,
+ *   by a stream that waited for an event recorded after the free
+ *     (hipMemPoolReuseFollowEventDependencies), not for one recorded
+ *     before it,
+ *   by making the allocating stream wait for the marker
+ *     (hipMemPoolReuseAllowInternalDependencies),
+ *   a destroyed stream's address is a new stream,
+ *   chunks and imported mappings go only once their frees completed,
+ *   hipMemPoolTrimTo waits for them, hipFree waits for the device,
+ *   an exported pointer's record is revoked at the free, before reuse,
+ *   and without a device there is no event.
+ *
+ * The pool holds one 64 KiB chunk at most (maxSize), and the tests
+ * allocate all of it: a block freed on a stream is then the only memory
+ * another stream could get, so "may it reuse the block" shows as the
+ * block or hipErrorOutOfMemory.
+ */
+#include <stdint.h>
+
+#include "lib_hip_util.h"
+#include "hiprt_standin.h"
+#include "kselftest_harness.h"
+
+#define SZ (64 << 10)
+
+static char logs[1 << 16];
+
+/* Whether the stand-in's log since the last call has @needle. */
+static int logged(const char *needle)
+{
+	kfdpool_standin_log(logs, sizeof(logs));
+	return strstr(logs, needle) != NULL;
+}
+
+static void set_reuse(hipMemPool_t pool, int follow, int opport, int internal)
+{
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseFollowEventDependencies,
+			       &follow);
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opport);
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowInternalDependencies,
+			       &internal);
+}
+
+FIXTURE(order) {
+	hipMemPool_t pool;
+	hipStream_t a, b;
+};
+
+FIXTURE_SETUP(order)
+{
+	uint64_t keep = UINT64_MAX;
+	hipError_t e;
+
+	self->pool = NULL;
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	e = lh_pool(&self->pool, hipMemHandleTypePosixFileDescriptor, SZ);
+	if (e == hipErrorNoDevice)
+		SKIP(return, "no host dma-buf exporter");
+	ASSERT_EQ(hipSuccess, e);
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(self->pool, SZ));
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &keep));
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&self->a));
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&self->b));
+	kfdpool_standin_log(logs, sizeof(logs));
+}
+
+FIXTURE_TEARDOWN(order)
+{
+	if (!self->pool)
+		return;
+	kfdpool_standin_run(self->a);
+	kfdpool_standin_run(self->b);
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
+	hipStreamDestroy(self->a);
+	hipStreamDestroy(self->b);
+}
+
+TEST(the_runtime_is_the_test_only_stand_in)
+{
+	int n = 0;
+
+	/* Say so in the output: these results are the stand-in's. */
+	ksft_print_msg("runtime: TEST-ONLY STAND-IN (selftests/hiprt_standin.c), "
+		       "not HIP's runtime: events complete on command\n");
+	EXPECT_EQ(hipSuccess, hipGetDeviceCount(&n));
+	EXPECT_EQ(2, n);
+}
+
+TEST_F(order, same_stream_reuses_at_once)
+{
+	void *p, *q;
+
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* The free recorded a marker on its stream... */
+	EXPECT_TRUE(logged("hipEventRecord")) TH_LOG("%s", logs);
+	/* ...which has not completed, and the same stream takes it back. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool, self->a));
+	EXPECT_EQ(p, q);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->a));
+}
+
+TEST_F(order, another_stream_waits_for_the_marker)
+{
+	void *p, *q, *r;
+
+	set_reuse(self->pool, 1, 1, 0);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* Not completed: not for another stream. */
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, self->b));
+	/* Completed: opportunistic reuse. */
+	kfdpool_standin_run(self->a);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&r, SZ, self->pool, self->b));
+	EXPECT_EQ(p, r);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(r, self->b));
+}
+
+TEST_F(order, without_opportunistic_reuse_never_by_another_stream)
+{
+	void *p, *q;
+
+	set_reuse(self->pool, 1, 0, 0);
+	/* Not held: the marker completes at once. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, self->b));
+	/* Its own stream still may. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool, self->a));
+	EXPECT_EQ(p, q);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->a));
+}
+
+TEST_F(order, internal_dependencies_make_the_stream_wait)
+{
+	char want[64];
+	void *p, *q;
+	char *e;
+
+	set_reuse(self->pool, 0, 1, 1);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* The marker: "hipEventRecord e<N> s<A>". */
+	kfdpool_standin_log(logs, sizeof(logs));
+	e = strstr(logs, "hipEventRecord e");
+	ASSERT_NE(NULL, e) TH_LOG("%s", logs);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool, self->b));
+	EXPECT_EQ(p, q);
+	/* ...handed over after B was made to wait for that marker. */
+	snprintf(want, sizeof(want), "hipStreamWaitEvent s%d %.*s",
+		 kfdpool_standin_stream_id(self->b),
+		 (int)strcspn(e + 15, " "), e + 15);
+	EXPECT_TRUE(logged(want)) TH_LOG("want \"%s\" in:\n%s", want, logs);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+}
+
+TEST_F(order, no_internal_dependencies_no_wait)
+{
+	void *p, *q;
+
+	set_reuse(self->pool, 0, 1, 0);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, self->b));
+	EXPECT_FALSE(logged("hipStreamWaitEvent")) TH_LOG("%s", logs);
+}
+
+TEST_F(order, follow_event_dependencies)
+{
+	hipEvent_t ev;
+	void *p, *q;
+	int i;
+
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ev, 0));
+	for (i = 0; i < 3; i++) {
+		/* 0: event after the free, followed; 1: not followed;
+		 * 2: event before the free. */
+		set_reuse(self->pool, i != 1, 0, 0);
+		kfdpool_standin_hold(self->a, 1);
+		if (i == 2)
+			ASSERT_EQ(hipSuccess, hipEventRecord(ev, self->a));
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ,
+			  self->pool, self->a));
+		ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+		if (i != 2)
+			ASSERT_EQ(hipSuccess, hipEventRecord(ev, self->a));
+		ASSERT_EQ(hipSuccess, hipStreamWaitEvent(self->b, ev, 0));
+		q = NULL;
+		if (i == 0) {
+			ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ,
+				  self->pool, self->b));
+			EXPECT_EQ(p, q) TH_LOG("B waited for an event after the free");
+			EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+		} else {
+			EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q,
+				  SZ, self->pool, self->b)) TH_LOG("case %d", i);
+		}
+		kfdpool_standin_run(self->a);
+		kfdpool_standin_run(self->b);
+		/* Everything back for the next round. */
+		EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 0));
+	}
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ev));
+}
+
+TEST_F(order, a_destroyed_streams_address_is_a_new_stream)
+{
+	hipStream_t c, again;
+	void *p, *q;
+
+	set_reuse(self->pool, 0, 0, 0);
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&c));
+	kfdpool_standin_hold(c, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, c));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, c));
+	ASSERT_EQ(hipSuccess, hipStreamDestroy(c));
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&again));
+	ASSERT_EQ(c, again);	/* the stand-in reuses the slot */
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, again));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(again));
+}
+
+TEST_F(order, a_chunk_goes_only_when_its_frees_completed)
+{
+	uint64_t zero = 0;
+	int one = 1;
+	void *p;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &zero));
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* Empty, threshold 0, but a kernel on A may still use it. */
+	EXPECT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolReuseAllowOpportunistic, &one));
+	EXPECT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	/* A got there: the next call on the pool gives it back. */
+	kfdpool_standin_run(self->a);
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
+		  hipMemPoolReuseAllowOpportunistic, &one));
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+TEST_F(order, trim_waits_for_the_frees)
+{
+	void *p;
+
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 0));
+	EXPECT_TRUE(logged("hipEventSynchronize")) TH_LOG("%s", logs);
+	EXPECT_TRUE(strstr(logs, "waits") != NULL) TH_LOG("%s", logs);
+	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+TEST_F(order, hipFree_waits_for_the_device)
+{
+	void *p, *q;
+
+	set_reuse(self->pool, 0, 0, 0);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipFree(p));
+	EXPECT_TRUE(logged("hipDeviceSynchronize")) TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "hipEventRecord")) TH_LOG("%s", logs);
+	/* Nothing to wait for: any stream takes it. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool, self->b));
+	EXPECT_EQ(p, q);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+}
+
+TEST_F(order, exported_record_is_revoked_at_the_free)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t imp;
+	void *p, *q;
+	int fd;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, self->pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&imp,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* The block waits for A, but its record is gone already. */
+	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, imp, &d));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(imp));
+}
+
+TEST_F(order, an_import_is_unmapped_when_its_free_completed)
+{
+	struct kfdpool_pool_stats st;
+	hipMemPoolPtrExportData d;
+	hipMemPool_t imp;
+	void *p, *q;
+	int fd, one = 1;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, self->pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&imp,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, imp, &d));
+	kfdpool_standin_hold(self->b, 1);
+	ASSERT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+	/* Its last pointer freed, but B may still read it: mapped. */
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
+	EXPECT_EQ(1, st.fd_imports);
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(imp,
+		  hipMemPoolReuseAllowOpportunistic, &one));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
+	EXPECT_EQ(1, st.fd_imports);
+	kfdpool_standin_run(self->b);
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(imp,
+		  hipMemPoolReuseAllowOpportunistic, &one));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(imp));
+	EXPECT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+}
+
+/* Without a device the runtime runs no GPU work: no event at all (a child
+ * with no device, exec'd: the device count is read once per process). */
+static int no_device_child(void)
+{
+	hipMemPool_t pool;
+	void *p, *q;
+	int i;
+
+	if (lh_pool(&pool, hipMemHandleTypePosixFileDescriptor, 0))
+		return 2;
+	for (i = 0; i < 3; i++) {
+		if (hipMallocFromPoolAsync(&p, 4096, pool, NULL) ||
+		    hipFreeAsync(p, NULL) ||
+		    hipMallocFromPoolAsync(&q, 4096, pool, NULL) ||
+		    hipFreeAsync(q, NULL) || p != q)
+			return 3;
+	}
+	hipMemPoolDestroy(pool);
+	kfdpool_standin_log(logs, sizeof(logs));
+	if (strstr(logs, "hipEvent")) {
+		fprintf(stderr, "%s", logs);
+		return 4;
+	}
+	return 0;
+}
+
+TEST(no_device_no_event)
+{
+	int st;
+	pid_t pid;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		setenv("KFDPOOL_STANDIN_DEVICES", "", 1);
+		execl("/proc/self/exe", "no-device", "--no-device", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child status %#x", st);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--no-device"))
+		return no_device_child();
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HIP runtime's types and functions that libkfdpool-hip calls but
+ * <kfdpool_hip.h> does not declare: streams and events, device selection,
+ * external memory (what importers map device chunks with), virtual memory
+ * management (ROCm >= 6.0), hipGetProcAddress (ROCm >= 6.1).
+ *
+ * Layouts are current HIP's (6.x).  Where they grew since 5.2 (the
+ * external memory descriptors gained reserved[16]) the 6.x struct is a
+ * zero-filled superset that 5.2 reads the same way.  hipMemAllocationProp
+ * was reordered in 6.0; it is used only with a runtime of 6.0 or later
+ * (chunk/rocr.c checks hipRuntimeGetVersion).  userlib/test/hip_abi_test.c
+ * compares what 5.2 shares with HIP's headers.
+ */
+#ifndef KFDPOOL_HIP_RT_TYPES_H
+#define KFDPOOL_HIP_RT_TYPES_H
+
+#include "kfdpool_hip.h"
+
+typedef struct ihipEvent_t *hipEvent_t;
+typedef void *hipExternalMemory_t;
+typedef struct ihipMemGenericAllocationHandle *hipMemGenericAllocationHandle_t;
+
+#define hipEventDisableTiming	0x2
+#define hipDeviceMallocDefault	0x0
+#define hipStreamLegacy		((hipStream_t)1)
+#define hipStreamPerThread	((hipStream_t)2)
+
+typedef enum hipExternalMemoryHandleType {
+	hipExternalMemoryHandleTypeOpaqueFd = 1,
+} hipExternalMemoryHandleType;
+
+typedef struct hipExternalMemoryHandleDesc_st {
+	hipExternalMemoryHandleType type;
+	union {
+		int fd;
+		struct {
+			void *handle;
+			const void *name;
+		} win32;
+		const void *nvSciBufObject;
+	} handle;
+	unsigned long long size;
+	unsigned int flags;
+	unsigned int reserved[16];
+} hipExternalMemoryHandleDesc;
+
+typedef struct hipExternalMemoryBufferDesc_st {
+	unsigned long long offset;
+	unsigned long long size;
+	unsigned int flags;
+	unsigned int reserved[16];
+} hipExternalMemoryBufferDesc;
+
+/* HIP 6.x's order (5.2 had compressionType first). */
+typedef struct hipMemAllocationProp {
+	hipMemAllocationType type;
+	hipMemAllocationHandleType requestedHandleType;
+	hipMemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+	} allocFlags;
+} hipMemAllocationProp;
+
+typedef enum hipMemAllocationGranularity_flags {
+	hipMemAllocationGranularityMinimum = 0,
+	hipMemAllocationGranularityRecommended = 1,
+} hipMemAllocationGranularity_flags;
+
+typedef enum hipDriverProcAddressQueryResult {
+	HIP_GET_PROC_ADDRESS_SUCCESS = 0,
+	HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+	HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+} hipDriverProcAddressQueryResult;
+
+/* Called in the runtime, never defined here. */
+hipError_t hipGetDeviceCount(int *count);
+hipError_t hipGetDevice(int *device);
+hipError_t hipSetDevice(int device);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipRuntimeGetVersion(int *version);
+hipError_t hipDeviceGetPCIBusId(char *bus_id, int len, int device);
+hipError_t hipDeviceGetByPCIBusId(int *device, const char *bus_id);
+hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned int flags);
+hipError_t hipEventQuery(hipEvent_t event);
+hipError_t hipEventSynchronize(hipEvent_t event);
+hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned int flags);
+hipError_t hipImportExternalMemory(hipExternalMemory_t *mem,
+				   const hipExternalMemoryHandleDesc *desc);
+hipError_t hipExternalMemoryGetMappedBuffer(void **ptr, hipExternalMemory_t mem,
+				const hipExternalMemoryBufferDesc *desc);
+hipError_t hipDestroyExternalMemory(hipExternalMemory_t mem);
+hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *handle, size_t size,
+			const hipMemAllocationProp *prop,
+			unsigned long long flags);
+hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle);
+hipError_t hipMemAddressReserve(void **ptr, size_t size, size_t alignment,
+				void *addr, unsigned long long flags);
+hipError_t hipMemAddressFree(void *ptr, size_t size);
+hipError_t hipMemMap(void *ptr, size_t size, size_t offset,
+		     hipMemGenericAllocationHandle_t handle,
+		     unsigned long long flags);
+hipError_t hipMemUnmap(void *ptr, size_t size);
+hipError_t hipMemSetAccess(void *ptr, size_t size,
+			   const hipMemAccessDesc *desc, size_t count);
+hipError_t hipMemExportToShareableHandle(void *handle,
+				hipMemGenericAllocationHandle_t gen,
+				hipMemAllocationHandleType type,
+				unsigned long long flags);
+hipError_t hipMemGetAllocationGranularity(size_t *granularity,
+				const hipMemAllocationProp *prop,
+				hipMemAllocationGranularity_flags option);
+
+/* Defined here (interposed: stream order follows them) and forwarded. */
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
+hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
+hipError_t hipEventDestroy(hipEvent_t event);
+hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
+			      unsigned int flags);
+hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event,
+				  unsigned int flags);
+hipError_t hipStreamDestroy(hipStream_t stream);
+hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hip_version,
+			     uint64_t flags,
+			     hipDriverProcAddressQueryResult *status);
+
+#endif
