@@ -9,6 +9,7 @@
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make check            every test, ending with "N passed, N failed"
+#   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make gpu-check        on an AMD GPU node with ROCm, as root, on the host: the
 #                         module, the kselftests and a device pool shared by two
@@ -36,7 +37,7 @@ WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
 .PHONY: all modules test-modules lib selftests ksft demo check gpu-check deps checkpatch clean \
-	bench bench-progs tools harness-selftest
+	bench bench-progs tools harness-selftest coverage
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -99,6 +100,9 @@ vm-add-check: lib
 
 check:
 	$(SRC)/tools/check
+
+coverage:
+	$(SRC)/tools/coverage
 
 gpu-check:
 	$(SRC)/tools/gpu-check

@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Fuzz kfdpool's ioctls and io_uring commands from several threads and
- * processes at once: valid structs with one field corrupted, random bytes,
+ * processes at once.  Most steps are stateful (fuzz_state.h): each thread
+ * keeps a model of pools, entries, records, import fds, handles and
+ * children of its own, makes mostly valid calls from it with one thing
+ * changed at a time, and checks every result and the pools' figures
+ * against the model.  The other steps (FZ_WILD_PCT) are random, on pools
+ * all fuzzers share: valid structs with one field corrupted, random bytes,
  * random commands and sizes, wrong fd types (pipes, memfds, eventfds,
  * dma-bufs as pools, pools as dma-bufs, closed fds), huge counts, NULL,
  * unmapped, read-only, misaligned and page-straddling user pointers.
  *
  * The kernel must survive (the VM runner fails the run on any KASAN,
- * lockdep or WARN report), and afterwards every pool's figures must be
- * consistent, no fd may have leaked into the fuzzers, the dma-buf count,
- * the pool count and the module's reference count must be back to their
- * baselines, and the module must unload and load again.
+ * lockdep or WARN report), no model violation may occur, and afterwards
+ * every pool's figures must be consistent, no fd may have leaked into the
+ * fuzzers, the dma-buf count, the pool count and the module's reference
+ * count must be back to their baselines, and the module must unload and
+ * load again.  The success fraction of the calls, overall and per
+ * command, is printed.
  *
  *   KFDPOOL_FUZZ_SEED   replay a run (the seed is printed)
- *   KFDPOOL_FUZZ_CALLS  calls in all (default 100000 on the debug kernel,
- *                       20000 elsewhere)
+ *   KFDPOOL_FUZZ_CALLS  steps in all (default FZ_STEPS_DEBUG on the debug
+ *                       kernel, FZ_STEPS elsewhere)
+ *   KFDPOOL_FUZZ_CHECK_FDS=1  one fuzzer, one thread, the fd count checked
+ *                       after every step
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,10 +35,14 @@
 #include <sys/wait.h>
 
 #include "reliability.h"
+#include "fuzz_state.h"
 #include "kselftest_harness.h"
 
 #define FZ_PROCS 2
 #define FZ_THREADS 2
+#define FZ_WILD_PCT 20		/* random steps; the rest are stateful */
+#define FZ_STEPS 20000
+#define FZ_STEPS_DEBUG 20000
 #define FZ_POOLS 3
 #define FZ_BUFS 4
 #define FZ_RECS 16
@@ -61,6 +74,8 @@ struct fz_env {
 
 /* Figures all fuzzers add to (MAP_SHARED across the fork). */
 struct fz_stats {
+	struct fs_stats fs;	/* per command, both halves; the model's */
+	uint64_t steps;
 	uint64_t calls, ok, uring, uring_ok, fds_closed, pins, exports,
 		imports;
 	uint64_t errnos[160];
@@ -87,6 +102,9 @@ struct fz_thread {
 		 unsigned char arg[168]; } last;
 	struct kfdpool_record recs[FZ_POOLS][FZ_RECS];	/* learnt */
 	uint32_t entries[FZ_POOLS][FZ_RECS];
+	struct fs_thread fs;	/* the stateful half */
+	bool fs_ok;
+	int id;
 };
 
 static const struct fz_cmd {
@@ -135,8 +153,10 @@ static uint64_t fz_value(uint64_t *s)
 static int fz_pick_fd(struct fz_thread *t)
 {
 	struct fz_env *e = t->env;
+	int fd = e->fds[rel_below(&t->seed, e->nfds)];
 
-	return e->fds[rel_below(&t->seed, e->nfds)];
+	/* A number once closed may be the stateful half's now. */
+	return fs_fd_private(fd) ? e->ctl : fd;
 }
 
 static int fz_pick_pool(struct fz_thread *t)
@@ -441,7 +461,7 @@ static bool fz_own_fd(struct fz_thread *t, int fd)
 	for (i = 0; i < e->nfds; i++)
 		if (fd == e->fds[i] && fd != e->closed && fd < FZ_FAKE_FD)
 			return false;
-	return fcntl(fd, F_GETFD) >= 0;
+	return !fs_fd_private(fd) && fcntl(fd, F_GETFD) >= 0;
 }
 
 static void fz_close(struct fz_thread *t, int fd)
@@ -659,6 +679,7 @@ static void fz_one_ioctl(struct fz_thread *t)
 	err = errno;
 	t->last.ret = ret < 0 ? -err : ret;
 	fz_count(t, ret, err);
+	fs_count(&t->st->fs, cmd, false, t->last.ret);
 	if (ret >= 0) {
 		fz_trace(t, cmd, fd, ret, 0);
 		fz_reap(t, cmd, ret, buf);
@@ -733,6 +754,7 @@ static void fz_one_uring(struct fz_thread *t)
 	memcpy(t->last.arg, payload, sizeof(payload));
 	ret = rel_uring_cmd(&t->ring, fd, op, payload, sizeof(payload), &res);
 	t->last.ret = ret ? ret : res;
+	fs_count(&t->st->fs, op, true, t->last.ret);
 	__atomic_add_fetch(&t->st->uring, 1, __ATOMIC_RELAXED);
 	if (ret == -ETIME) {
 		unsigned int i;
@@ -789,30 +811,87 @@ static void fz_replenish(struct fz_thread *t)
 	}
 }
 
-/* KFDPOOL_FUZZ_CHECK_FDS=1: one fuzzer, fds counted after every call. */
+#define FZ_ANY_PARAM "/sys/module/kfdpool/parameters/allow_any_handles"
+
+/* Set allow_any_handles to @v ('Y' or 'N'); what it was, or 0. */
+static char fz_any_param(char v)
+{
+	char was = 0;
+	int fd = open(FZ_ANY_PARAM, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, &was, 1) != 1 || (v && pwrite(fd, &v, 1, 0) != 1))
+		was = 0;
+	close(fd);
+	return was;
+}
+
+/*
+ * For the stateful half: whether ANY pool handles are allowed, and one of
+ * pool @pool (shared) made with allow_any_handles on for that moment, so
+ * that the fuzzers present an ANY handle while it is off (EPERM).
+ */
+static void fz_any_handle(int pool)
+{
+	struct kfdpool_handle_export x = {
+		.policy = KFDPOOL_HANDLE_POLICY_ANY,
+	};
+	char was = fz_any_param(0);
+
+	fs_any_allowed = was == 'Y';
+	if (!was || (!fs_any_allowed && fz_any_param('Y') != 'N'))
+		return;
+	fs_have_any_handle = !ioctl(pool, KFDPOOL_IOC_HANDLE_EXPORT, &x);
+	fs_any_handle = x.handle;
+	if (!fs_any_allowed)
+		fz_any_param('N');
+}
+
+/* KFDPOOL_FUZZ_CHECK_FDS=1: one fuzzer, fds counted after every step. */
 static int fz_check_fds;
+
+/* Open fds not counting those the stateful half keeps on purpose. */
+static int fz_fd_count(struct fz_thread *t)
+{
+	return rel_fd_count() - (t->fs_ok ? fs_nfds(&t->fs) : 0);
+}
 
 static void *fz_thread_main(void *arg)
 {
 	struct fz_thread *t = arg;
 	uint64_t i;
 
+	t->fs_ok = !fs_init(&t->fs, &t->st->fs, t->env->ctl,
+			    t->seed ^ 0x5eed5eed5eedull, t->id);
+	if (!t->fs_ok)
+		fprintf(stderr, "# fuzzer %d: no stateful half (set-up failed)\n",
+			t->id);
 	for (i = 0; i < t->calls; i++) {
-		int before = fz_check_fds ? rel_fd_count() : 0;
+		uint64_t stateful_calls = t->fs.calls;
+		int before;
 
-		if (fz_check_fds && !(i % 512))
-			fz_replenish(t), before = rel_fd_count();
-		else if (!(i % 512))
+		if (!(i % 512))
 			fz_replenish(t);
-		if (t->have_ring && !rel_below(&t->seed, 5))
+		before = fz_check_fds ? fz_fd_count(t) : 0;
+		__atomic_add_fetch(&t->st->steps, 1, __ATOMIC_RELAXED);
+		if (t->fs_ok && rel_below(&t->seed, 100) >= FZ_WILD_PCT)
+			fs_step(&t->fs);
+		else if (t->have_ring && !rel_below(&t->seed, 5))
 			fz_one_uring(t);
 		else
 			fz_one_ioctl(t);
-		if (fz_check_fds && rel_fd_count() != before) {
+		if (fz_check_fds && fz_fd_count(t) != before) {
 			unsigned int k;
 
+			if (t->fs.calls != stateful_calls) {
+				fprintf(stderr, "# fd count %d -> %d after stateful step %llu (seed replays it)\n",
+					before, fz_fd_count(t),
+					(unsigned long long)i);
+				_exit(1);
+			}
 			fprintf(stderr, "# fd count %d -> %d after %s 0x%x on fd %d (arg mode %d): %ld; arg:",
-				before, rel_fd_count(),
+				before, fz_fd_count(t),
 				t->last.uring ? "uring" : "ioctl", t->last.cmd,
 				t->last.fd, t->last.mode, t->last.ret);
 			for (k = 0; k < sizeof(t->last.arg); k++)
@@ -821,6 +900,8 @@ static void *fz_thread_main(void *arg)
 			_exit(1);
 		}
 	}
+	if (t->fs_ok)
+		fs_fini(&t->fs);
 	return NULL;
 }
 
@@ -891,7 +972,7 @@ static void fz_dump_fds(struct fz_env *env, struct fz_thread *th)
  * the exit status: 0, or 1 if an fd leaked into this process.
  */
 static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
-		      uint64_t calls)
+		      uint64_t calls, int proc)
 {
 	struct fz_thread th[FZ_THREADS];
 	pthread_t tid[FZ_THREADS];
@@ -904,6 +985,7 @@ static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
 
 		t->env = env;
 		t->st = st;
+		t->id = proc * FZ_THREADS + i;
 		t->seed = seed * 0x100000001b3ull + i + 1;
 		t->calls = calls / n;
 		t->arena = fz_map(2 * FZ_PAGE, PROT_READ | PROT_WRITE);
@@ -980,6 +1062,7 @@ FIXTURE_SETUP(fuzz)
 		if (e->imports[i] >= 0)
 			fz_add_fd(e, e->imports[i]);
 	}
+	fz_any_handle(e->pools[0]);
 	for (j = 0; j < FZ_BUFS; j++) {
 		e->bufs[j] = rel_dmabuf_new(FZ_PAGE * (1 + j));
 		ASSERT_LE(0, e->bufs[j]);
@@ -1021,26 +1104,76 @@ FIXTURE_TEARDOWN(fuzz)
 {
 }
 
+static double fz_pct(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * part / all : 0;
+}
+
+/* The three most frequent errnos of @err, as text. */
+static void fz_top_errnos(const uint64_t *err, char *line, size_t len)
+{
+	int k, e, best, n = 0;
+	bool used[FS_NERR] = {};
+
+	line[0] = 0;
+	for (k = 0; k < 3; k++) {
+		best = 0;
+		for (e = 1; e < FS_NERR; e++)
+			if (!used[e] && err[e] > err[best])
+				best = e;
+		if (!best)
+			break;
+		used[best] = true;
+		n += snprintf(line + n, len - n, "%s %s %llu", k ? "," : ";",
+			      strerrorname_np(best) ?: "?",
+			      (unsigned long long)err[best]);
+	}
+}
+
+/* The figures: success fractions overall and per command, the model's. */
 static void fz_print(struct __test_metadata *_metadata, struct fz_stats *st)
 {
+	struct fs_stats *fs = &st->fs;
+	uint64_t calls = 0, ok = 0;
 	char line[512];
 	int i, n = 0;
 
+	for (i = 0; i < FS_NOPS; i++) {
+		calls += fs->calls[i];
+		ok += fs->ok[i];
+	}
+	ksft_print_msg("fuzz: %llu steps, %llu calls, %.1f%% succeeded (stateful: %llu calls, %.1f%% succeeded; random: %llu calls, %.1f%% succeeded)\n",
+		       (unsigned long long)st->steps, (unsigned long long)calls,
+		       fz_pct(ok, calls), (unsigned long long)fs->stateful,
+		       fz_pct(fs->stateful_ok, fs->stateful),
+		       (unsigned long long)st->calls, fz_pct(st->ok, st->calls));
+	for (i = 0; i < FS_NOPS; i++) {
+		if (!fs->calls[i])
+			continue;
+		fz_top_errnos(fs->err[i], line, sizeof(line));
+		ksft_print_msg("fuzz:   %-20s %8llu calls %5.1f%% succeeded%s\n",
+			       fs_op_names[i], (unsigned long long)fs->calls[i],
+			       fz_pct(fs->ok[i], fs->calls[i]), line);
+	}
+	ksft_print_msg("fuzz: stateful steps with one thing changed: %llu, calls that must fail: %llu; model checks %llu; children %llu (%llu killed); pools made anew %llu; violations %llu\n",
+		       (unsigned long long)fs->mutated,
+		       (unsigned long long)fs->must_fail,
+		       (unsigned long long)fs->model_checks,
+		       (unsigned long long)fs->children,
+		       (unsigned long long)fs->killed,
+		       (unsigned long long)fs->recreated,
+		       (unsigned long long)fs->violations);
 	for (i = 1; i < 160; i++)
 		if (st->errnos[i] && n < (int)sizeof(line) - 32)
 			n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
 				      strerrorname_np(i) ?: "?",
 				      (unsigned long long)st->errnos[i]);
 	line[n] = 0;
-	TH_LOG("calls fuzzed: %llu (%llu io_uring), succeeded: %llu, fds closed: %llu, pins %llu, exports %llu, imports %llu",
+	TH_LOG("random calls: %llu (%llu io_uring), fds closed: %llu, pins %llu, exports %llu, imports %llu; errors:%s",
 	       (unsigned long long)st->calls, (unsigned long long)st->uring,
-	       (unsigned long long)st->ok, (unsigned long long)st->fds_closed,
+	       (unsigned long long)st->fds_closed,
 	       (unsigned long long)st->pins, (unsigned long long)st->exports,
-	       (unsigned long long)st->imports);
-	TH_LOG("errors:%s", line);
-	ksft_print_msg("fuzz: %llu calls fuzzed, %llu succeeded\n",
-		       (unsigned long long)st->calls,
-		       (unsigned long long)st->ok);
+	       (unsigned long long)st->imports, line);
 }
 
 /* Compare the stats ioctl with the fd's fdinfo: the same figures. */
@@ -1102,7 +1235,8 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	struct fz_env *e = &self->env;
 	uint64_t seed = rel_seed("KFDPOOL_FUZZ_SEED");
 	uint64_t calls = rel_env_u64("KFDPOOL_FUZZ_CALLS",
-				     rel_debug_kernel() ? 100000 : 20000);
+				     rel_debug_kernel() ? FZ_STEPS_DEBUG :
+				     FZ_STEPS);
 	struct kfdpool_pool_stats st;
 	struct rel_counts now;
 	pid_t pids[FZ_PROCS];
@@ -1119,7 +1253,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 		ASSERT_LE(0, pids[i]);
 		if (!pids[i])
 			_exit(fz_process(e, self->st, seed + i,
-					 calls / nprocs));
+					 calls / nprocs, i));
 	}
 	for (i = 0; i < nprocs; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
@@ -1132,9 +1266,11 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	fz_print(_metadata, self->st);
 	EXPECT_EQ(0, self->st->fd_leaks);
 	EXPECT_EQ(0, self->st->uring_lost);
-	if (!fz_check_fds)
-		EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS),
-			  self->st->calls);
+	EXPECT_EQ(0, self->st->fs.violations) {
+		for (i = 0; i < FS_NMSG && self->st->fs.msg[i][0]; i++)
+			TH_LOG("violation: %s", self->st->fs.msg[i]);
+	}
+	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->steps);
 
 	/* Every pool's figures still add up, on every fd, in every view. */
 	for (i = 0; i < FZ_POOLS; i++) {

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,6 +591,7 @@ struct rel_ring {
 	int fd;
 	uint64_t seq;
 	unsigned int entries;
+	unsigned int sqe_size;	/* 64, or 128 with IORING_SETUP_SQE128 */
 	void *sq_ptr, *cq_ptr;
 	size_t sq_len, cq_len, sqes_len;
 	unsigned int *sq_head, *sq_tail, *sq_mask, *sq_array;
@@ -611,7 +613,8 @@ static inline int rel_ring_init(struct rel_ring *r, unsigned int entries,
 	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
 	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe) *
 		    ((flags & IORING_SETUP_CQE32) ? 2 : 1);
-	r->sqes_len = p.sq_entries * ((flags & IORING_SETUP_SQE128) ? 128 : 64);
+	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
+	r->sqes_len = p.sq_entries * r->sqe_size;
 	r->sq_ptr = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 r->fd, IORING_OFF_SQ_RING);
 	r->cq_ptr = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -651,28 +654,29 @@ static inline void rel_ring_exit(struct rel_ring *r)
 
 /*
  * Submit one IORING_OP_URING_CMD on @fd with @cmd_op and @payload (up to
- * 80 bytes) and wait for its completion.  Returns 0 and the CQE's res in
- * @res, or -errno when io_uring itself refused, or -ETIME when no
- * completion came within REL_URING_WAIT seconds (a lost command: the
- * caller reports it rather than hang the whole run).
+ * 80 bytes; 16 on a ring without SQE128) and wait for its completion.
+ * Returns 0 and the CQE's res in @res, or -errno when io_uring itself
+ * refused, or -ETIME when no completion came within REL_URING_WAIT seconds
+ * (a lost command: the caller reports it rather than hang the whole run).
  */
 static inline int rel_uring_cmd(struct rel_ring *r, int fd, uint32_t cmd_op,
 				const void *payload, size_t len, int *res)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
-	struct io_uring_sqe *sqe = (void *)(r->sqes + idx * 128);
+	struct io_uring_sqe *sqe = (void *)(r->sqes + idx * r->sqe_size);
+	size_t room = r->sqe_size - offsetof(struct io_uring_sqe, cmd);
 	struct __kernel_timespec ts = { .tv_sec = REL_URING_WAIT };
 	struct io_uring_getevents_arg ga = { .ts = (uintptr_t)&ts };
 	uint64_t tag = ++r->seq;
 	struct io_uring_cqe *cqe;
 	int ret, submitted = 0;
 
-	memset(sqe, 0, 128);
+	memset(sqe, 0, r->sqe_size);
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = fd;
 	sqe->cmd_op = cmd_op;
 	sqe->user_data = tag;
-	memcpy(sqe->cmd, payload, len > 80 ? 80 : len);
+	memcpy(sqe->cmd, payload, len > room ? room : len);
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 

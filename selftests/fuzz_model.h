@@ -1,0 +1,1115 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The model of fuzz_test's stateful half (fuzz_state.h): what one fuzzing
+ * thread made (pools, entries, records live and revoked, import fds and the
+ * imports each holds, pool handles live and rotated away, a child), the
+ * mutations a call may carry, and the checks.
+ *
+ * Nothing here asserts an errno: what a call returns updates the model, and
+ * what is checked are the invariants that hold whatever the errno:
+ *  - a call the ABI says must fail (bad flags or pad, a short struct, a
+ *    revoked, altered or foreign record, a rotated or altered handle, an
+ *    owner command on an import fd, a read-only argument of a command that
+ *    copies back) fails, and one that makes something leaves nothing behind;
+ *  - a success agrees with the model: an import returns what was exported,
+ *    an unpin revokes the records the entry had, a release drops an import
+ *    that was held, nothing is revoked or released twice;
+ *  - the pool's figures (stats ioctl, and the pool's element of
+ *    POOL_LIST) equal the model's whenever no child is alive: entries,
+ *    draining entries, records, reserved, draining and imported bytes, each
+ *    fd's imports, import fds; used bytes lie between the bytes the live
+ *    records cover (overlaps once) and the sum of their sizes.
+ *  - what the ABI pins to one errno does fail with it (ANY pool handles
+ *    while allow_any_handles is off: EPERM).
+ * A break is a violation: counted, printed, and the test fails.
+ *
+ * FS_ACCT: the uapi has held entries (kfdpool_pool_stats.held_bytes): used
+ * bytes are exactly the union of the live records' intervals, and an entry
+ * the pool handed an fd of (an IMPORT without VALIDATE, ours or a child's)
+ * is not freed when it settles while its dma-buf is still referenced
+ * outside the module (our own fd of it, always, for the dma-bufs the
+ * thread keeps): it stays, held, in the entries, reserved and draining
+ * figures, until that fd is closed.
+ */
+#ifndef KFDPOOL_FUZZ_MODEL_H
+#define KFDPOOL_FUZZ_MODEL_H
+
+#include <grp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "reliability.h"
+
+#define FS_POOLS	3	/* pools of one thread */
+#define FS_BUFS		6	/* dma-bufs of one thread, 1..6 pages */
+#define FS_ABUFS	3	/* dma-bufs of ALLOC, kept to pin elsewhere */
+#define FS_NBUF		(FS_BUFS + FS_ABUFS)
+#define FS_ENTRIES	16	/* entry slots of a pool (live and draining) */
+#define FS_RECS		32	/* live record slots of a pool */
+#define FS_STALE	16	/* revoked records kept to present again */
+#define FS_IMPS		3	/* import fds of a pool */
+#define FS_FDS		(1 + FS_IMPS)	/* fd slot 0 is the owner fd */
+#define FS_HANDLES	4
+#define FS_MAXBATCH	16	/* elements of a generated batch */
+#define FS_ELEM_MAX	160	/* bytes of a batch element, tail included */
+#define FS_PAGE		4096
+#define FS_CHECK_EVERY	64	/* steps on a pool between two checks */
+#define FS_ELEMS_BYTES	(KFDPOOL_BATCH_MAX * FS_ELEM_MAX)
+
+/* Per-command figures: _IOC_NR of the ioctls, then the io_uring forms. */
+#define FS_OP_URING	0x20	/* + 0..3: EXPORT, REVOKE, IMPORT, RELEASE */
+#define FS_OP_URING_V	0x24	/* + 0..3: the vectored batches */
+#define FS_OP_OTHER	0x28	/* any other command number */
+#define FS_NOPS		0x29
+
+static const char *const fs_op_names[FS_NOPS] = {
+	[0x00] = "QUERY", [0x01] = "POOL_CREATE",
+	[0x02] = "POOL_IMPORT_HANDLE", [0x03] = "POOL_LIST",
+	[0x10] = "POOL_STATS",
+	[0x11] = "POOL_EXPORT", [0x12] = "PIN", [0x13] = "UNPIN",
+	[0x14] = "EXPORT", [0x15] = "REVOKE", [0x16] = "IMPORT",
+	[0x17] = "RELEASE", [0x18] = "EXPORT_BATCH", [0x19] = "REVOKE_BATCH",
+	[0x1a] = "IMPORT_BATCH", [0x1b] = "RELEASE_BATCH",
+	[0x1c] = "HANDLE_EXPORT", [0x1d] = "HANDLE_ROTATE",
+	[0x1e] = "ALLOC",
+	[FS_OP_URING + 0] = "uring EXPORT", [FS_OP_URING + 1] = "uring REVOKE",
+	[FS_OP_URING + 2] = "uring IMPORT", [FS_OP_URING + 3] = "uring RELEASE",
+	[FS_OP_URING_V + 0] = "uring EXPORT_BATCH",
+	[FS_OP_URING_V + 1] = "uring REVOKE_BATCH",
+	[FS_OP_URING_V + 2] = "uring IMPORT_BATCH",
+	[FS_OP_URING_V + 3] = "uring RELEASE_BATCH",
+	[FS_OP_OTHER] = "other",
+};
+
+#define FS_NMSG 6
+
+#ifdef KFDPOOL_POOL_STATS_SIZE_VER0
+#define FS_ACCT 1
+#else
+#define FS_ACCT 0
+#endif
+
+/*
+ * A pool handle of policy ANY (of a pool fuzz_test shares), made before the
+ * fuzzers start with allow_any_handles switched on for that moment, and
+ * whether the administrator allows ANY handles (else EPERM for them).
+ */
+static struct kfdpool_pool_handle fs_any_handle;
+static bool fs_have_any_handle, fs_any_allowed;
+
+/* Figures of all fuzzers (in MAP_SHARED memory). */
+#define FS_NERR 134	/* errnos counted per command */
+
+struct fs_stats {
+	uint64_t calls[FS_NOPS], ok[FS_NOPS];
+	uint64_t err[FS_NOPS][FS_NERR];
+	uint64_t stateful, stateful_ok;	/* calls made from the model */
+	uint64_t mutated, must_fail;
+	uint64_t model_checks, children, killed, recreated;
+	uint64_t violations;
+	char msg[FS_NMSG][256];
+};
+
+static inline unsigned int fs_op(uint32_t cmd, bool uring)
+{
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != KFDPOOL_IOC_MAGIC)
+		return FS_OP_OTHER;
+	if (uring) {
+		if (cmd == KFDPOOL_URING_EXPORT || cmd == KFDPOOL_URING_REVOKE ||
+		    cmd == KFDPOOL_URING_IMPORT || cmd == KFDPOOL_URING_RELEASE)
+			return FS_OP_URING + nr - _IOC_NR(KFDPOOL_URING_EXPORT);
+		if (nr >= _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH) &&
+		    nr <= _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH))
+			return FS_OP_URING_V + nr -
+			       _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH);
+		return FS_OP_OTHER;
+	}
+	return nr < FS_OP_URING && fs_op_names[nr] ? nr : FS_OP_OTHER;
+}
+
+/* Count one call and whether it succeeded (@ret >= 0). */
+static inline void fs_count(struct fs_stats *st, uint32_t cmd, bool uring,
+			    long ret)
+{
+	unsigned int op = fs_op(cmd, uring);
+
+	__atomic_add_fetch(&st->calls[op], 1, __ATOMIC_RELAXED);
+	if (ret >= 0)
+		__atomic_add_fetch(&st->ok[op], 1, __ATOMIC_RELAXED);
+	else if (-ret < FS_NERR)
+		__atomic_add_fetch(&st->err[op][-ret], 1, __ATOMIC_RELAXED);
+}
+
+struct fs_entry {
+	uint32_t id;		/* 0: a free slot */
+	int buf;		/* the thread's dma-buf it pins */
+	uint64_t size, cookie;
+	bool draining;
+	bool child;		/* a live child may hold imports of it */
+	bool ghost;		/* an fd of ours held imports of it when we
+				 * closed it: a fork of another thread may
+				 * keep that file a moment longer */
+	uint8_t handed;		/* an IMPORT made an fd of it: 2 ours (or
+				 * UNPIN said so), 1 maybe (a child's) */
+	uint32_t bufgen;	/* s->bufgen[buf] when pinned */
+};
+
+struct fs_rec {
+	struct kfdpool_record r;
+	int ent;		/* its entry's slot */
+	bool live;
+};
+
+struct fs_pool {
+	int fd[FS_FDS];		/* [0] the owner fd; import fds or -1 */
+	uint8_t id[KFDPOOL_ID_LEN];
+	uint32_t types;
+	uint64_t limit;
+	struct fs_entry ent[FS_ENTRIES];
+	uint32_t holds[FS_FDS][FS_ENTRIES];	/* imports each fd holds */
+	struct fs_rec rec[FS_RECS];
+	struct kfdpool_record stale[FS_STALE];	/* revoked */
+	unsigned int nstale;
+	struct kfdpool_pool_handle handle[FS_HANDLES];
+	bool handle_dead[FS_HANDLES];	/* the key was rotated since */
+	unsigned int nhandles;
+	unsigned int since_check;
+	bool broken;		/* out of step with the model: make anew */
+};
+
+struct fs_thread {
+	uint64_t seed;
+	struct fs_stats *st;
+	int id;			/* for messages: process * threads + thread */
+	int ctl;
+	int bufs[FS_NBUF];	/* [FS_BUFS...]: ALLOC's, -1 when free */
+	uint64_t bufsize[FS_NBUF];
+	uint32_t bufgen[FS_NBUF];	/* bumped when the slot's fd closes */
+	int others[6];		/* not pool fds: files of other kinds, fds
+				 * that are not open */
+	struct fs_pool pool[FS_POOLS];
+	struct rel_ring ring;	/* SQE128 */
+	bool have_ring;
+	struct rel_ring ring64;	/* 64-byte SQEs: commands are refused */
+	bool have_ring64;
+	unsigned char *ro;	/* a read-only page */
+	unsigned char *buf;	/* 2 pages of scratch for arguments */
+	unsigned char *elems;	/* batch elements: FS_ELEMS_BYTES */
+	pid_t child;		/* 0: none */
+	int child_pool;
+	unsigned int child_left;	/* calls before it is killed */
+	uint64_t calls;
+};
+
+/* ------------------------------------------------------------------ */
+/* Reporting                                                          */
+/* ------------------------------------------------------------------ */
+
+static void fs_violation(struct fs_thread *s, const char *fmt, ...)
+{
+	uint64_t n = __atomic_fetch_add(&s->st->violations, 1,
+					__ATOMIC_RELAXED);
+	char line[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "# fuzz: VIOLATION (fuzzer %d, call %llu): %s\n",
+		s->id, (unsigned long long)s->calls, line);
+	if (n < FS_NMSG)
+		snprintf(s->st->msg[n], sizeof(s->st->msg[n]),
+			 "fuzzer %d, call %llu: %s", s->id,
+			 (unsigned long long)s->calls, line);
+}
+
+static inline uint64_t fs_below(struct fs_thread *s, uint64_t n)
+{
+	return rel_below(&s->seed, n);
+}
+
+/* One stateful ioctl; the result, or -errno. */
+static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
+{
+	long ret = ioctl(fd, cmd, arg);
+
+	if (ret < 0)
+		ret = -errno;
+	s->calls++;
+	fs_count(s->st, cmd, false, ret);
+	__atomic_add_fetch(&s->st->stateful, 1, __ATOMIC_RELAXED);
+	if (ret >= 0)
+		__atomic_add_fetch(&s->st->stateful_ok, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* One stateful io_uring command; the CQE's res, or -errno. */
+static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
+		     uint32_t op, const void *payload)
+{
+	int res = 0, ret;
+
+	ret = rel_uring_cmd(r, fd, op, payload, 80, &res);
+	if (ret == -ETIME)
+		fs_violation(s, "io_uring command 0x%x never completed", op);
+	if (ret)
+		res = ret;
+	s->calls++;
+	fs_count(s->st, op, true, res);
+	__atomic_add_fetch(&s->st->stateful, 1, __ATOMIC_RELAXED);
+	if (res >= 0)
+		__atomic_add_fetch(&s->st->stateful_ok, 1, __ATOMIC_RELAXED);
+	return res;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model                                                          */
+/* ------------------------------------------------------------------ */
+
+static bool fs_child_on(struct fs_thread *s, int p)
+{
+	return s->child > 0 && s->child_pool == p;
+}
+
+static uint32_t fs_holders(struct fs_pool *P, int e)
+{
+	uint32_t n = 0;
+	int f;
+
+	for (f = 0; f < FS_FDS; f++)
+		n += P->holds[f][e] > 0;
+	return n;
+}
+
+static void fs_free_entry(struct fs_pool *P, int e)
+{
+	int f;
+
+	memset(&P->ent[e], 0, sizeof(P->ent[e]));
+	for (f = 0; f < FS_FDS; f++)
+		P->holds[f][e] = 0;
+}
+
+/* Whether entry @e's dma-buf is still the one of our slot, open. */
+static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E)
+{
+	return s->bufs[E->buf] >= 0 && E->bufgen == s->bufgen[E->buf];
+}
+
+/*
+ * FS_ACCT: a settled entry the pool handed an fd of stays, held, while
+ * anything outside the module references its dma-buf: our own fd does.
+ */
+static bool fs_stays_held(struct fs_thread *s, const struct fs_entry *E)
+{
+	return FS_ACCT && E->handed && fs_buf_open(s, E);
+}
+
+/* A draining entry nobody (known) holds any more is gone, or held. */
+static void fs_drop_unheld(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	int e;
+
+	for (e = 0; e < FS_ENTRIES; e++)
+		if (P->ent[e].id && P->ent[e].draining && !P->ent[e].child &&
+		    !fs_holders(P, e) && !fs_stays_held(s, &P->ent[e]))
+			fs_free_entry(P, e);
+}
+
+/* Held entries of pool @p (draining, no import counted). */
+static int fs_nheld(struct fs_pool *P)
+{
+	int e, n = 0;
+
+	for (e = 0; e < FS_ENTRIES; e++)
+		n += P->ent[e].id && P->ent[e].draining && !fs_holders(P, e);
+	return n;
+}
+
+static void fs_stale_add(struct fs_pool *P, const struct kfdpool_record *r)
+{
+	P->stale[P->nstale++ % FS_STALE] = *r;
+}
+
+static int fs_find_entry(struct fs_pool *P, uint32_t id)
+{
+	int e;
+
+	for (e = 0; e < FS_ENTRIES; e++)
+		if (id && P->ent[e].id == id)
+			return e;
+	return -1;
+}
+
+static int fs_find_rec(struct fs_pool *P, const struct kfdpool_record *r)
+{
+	int i;
+
+	for (i = 0; i < FS_RECS; i++)
+		if (P->rec[i].live && !memcmp(&P->rec[i].r, r, sizeof(*r)))
+			return i;
+	return -1;
+}
+
+/* A random slot index of @n whose test @ok holds, or -1. */
+#define FS_PICK(s, n, ok) ({						\
+	int __i, __n = 0, __pick = -1;					\
+	for (__i = 0; __i < (n); __i++)					\
+		if (ok) __n++;						\
+	if (__n) {							\
+		int __k = fs_below(s, __n);				\
+		for (__i = 0; __i < (n); __i++)				\
+			if ((ok) && !__k--) { __pick = __i; break; }	\
+	}								\
+	__pick;								\
+})
+
+static int fs_live_entry(struct fs_thread *s, struct fs_pool *P)
+{
+	return FS_PICK(s, FS_ENTRIES, P->ent[__i].id && !P->ent[__i].draining);
+}
+
+static int fs_live_rec(struct fs_thread *s, struct fs_pool *P)
+{
+	return FS_PICK(s, FS_RECS, P->rec[__i].live);
+}
+
+static int fs_open_fd(struct fs_thread *s, struct fs_pool *P)
+{
+	return FS_PICK(s, FS_FDS, P->fd[__i] >= 0);
+}
+
+/* The fds the model holds, for the random half to keep its hands off. */
+static uint64_t fs_fd_bits[4096 / 64];
+
+static inline bool fs_fd_private(int fd)
+{
+	return fd >= 0 && fd < 4096 &&
+	       (__atomic_load_n(&fs_fd_bits[fd / 64], __ATOMIC_RELAXED) >>
+		(fd % 64) & 1);
+}
+
+static void fs_fd_mark(int fd, bool on)
+{
+	if (fd < 0 || fd >= 4096)
+		return;
+	if (on)
+		__atomic_or_fetch(&fs_fd_bits[fd / 64], 1ull << (fd % 64),
+				  __ATOMIC_RELAXED);
+	else
+		__atomic_and_fetch(&fs_fd_bits[fd / 64], ~(1ull << (fd % 64)),
+				   __ATOMIC_RELAXED);
+}
+
+/* Close import fd slot @f: its imports are dropped with it. */
+static void fs_close_fd(struct fs_thread *s, int p, int f)
+{
+	struct fs_pool *P = &s->pool[p];
+	int e;
+
+	fs_fd_mark(P->fd[f], false);
+	close(P->fd[f]);
+	P->fd[f] = -1;
+	for (e = 0; e < FS_ENTRIES; e++) {
+		if (P->holds[f][e])
+			P->ent[e].ghost = true;
+		P->holds[f][e] = 0;
+	}
+	fs_drop_unheld(s, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Mutations                                                          */
+/* ------------------------------------------------------------------ */
+
+enum fs_mut {
+	FS_VALID,
+	FS_BAD_FLAGS,		/* an unknown flag bit: must fail */
+	FS_BAD_PAD,		/* a non-zero pad: must fail */
+	FS_SHORT,		/* smaller than the first version: must fail */
+	FS_LONG_ZERO,		/* a bigger struct, zero tail: as valid */
+	FS_LONG_TAIL,		/* a bigger struct, non-zero tail: either */
+	FS_READ_ONLY,		/* the copy back faults: must fail, undone */
+	FS_IMPORT_FD,		/* an owner command on an import fd: must fail */
+	FS_OTHER_FILE,		/* not a pool (dma-buf, pipe, control...) */
+	FS_SEMANTIC,		/* the command's own: records, ids, ranges */
+	FS_NMUT,
+};
+
+/* What to do with the next call: valid two times in three. */
+static enum fs_mut fs_pick_mut(struct fs_thread *s)
+{
+	if (fs_below(s, 3))
+		return FS_VALID;
+	__atomic_add_fetch(&s->st->mutated, 1, __ATOMIC_RELAXED);
+	if (fs_below(s, 2))
+		return FS_SEMANTIC;
+	return 1 + fs_below(s, FS_NMUT - 1);
+}
+
+/* Where an ioctl struct keeps its flags and pad, and what it is. */
+struct fs_layout {
+	uint32_t cmd;
+	int flags;		/* offset of a __u32, -1 if none */
+	int bad_bit;		/* the lowest flag bit no version defines */
+	int pad;		/* offset, -1 if none */
+	int pad_len;
+	bool owner_only;
+	bool copies_back;	/* _IOWR: a read-only argument must fail */
+};
+
+static const struct fs_layout fs_layouts[] = {
+#define L(c, s, f, b, p, o)						\
+	{ c, offsetof(struct s, f), b, p, 4, o,				\
+	  (_IOC_DIR(c) & _IOC_READ) != 0 }
+	L(KFDPOOL_IOC_PIN, kfdpool_pin, flags, 0,
+	  offsetof(struct kfdpool_pin, pad), true),
+	L(KFDPOOL_IOC_UNPIN, kfdpool_unpin, flags, 0, -1, true),
+	L(KFDPOOL_IOC_EXPORT, kfdpool_export, flags, 0,
+	  offsetof(struct kfdpool_export, pad), true),
+	L(KFDPOOL_IOC_REVOKE, kfdpool_revoke, flags, 0, -1, true),
+	L(KFDPOOL_IOC_IMPORT, kfdpool_import, flags, 1, -1, false),
+	L(KFDPOOL_IOC_RELEASE, kfdpool_release, flags, 0,
+	  offsetof(struct kfdpool_release, pad), false),
+	L(KFDPOOL_IOC_POOL_EXPORT, kfdpool_pool_export, flags, 0, -1, true),
+	L(KFDPOOL_IOC_POOL_STATS, kfdpool_pool_stats, flags, 2,
+	  offsetof(struct kfdpool_pool_stats, pad), false),
+	L(KFDPOOL_IOC_HANDLE_EXPORT, kfdpool_handle_export, flags, 0,
+	  offsetof(struct kfdpool_handle_export, pad), true),
+	L(KFDPOOL_IOC_HANDLE_ROTATE, kfdpool_handle_rotate, flags, 0,
+	  offsetof(struct kfdpool_handle_rotate, pad), true),
+	L(KFDPOOL_IOC_POOL_CREATE, kfdpool_pool_create, flags, 0,
+	  offsetof(struct kfdpool_pool_create, pad), false),
+	L(KFDPOOL_IOC_POOL_IMPORT_HANDLE, kfdpool_pool_import_handle, flags,
+	  0, offsetof(struct kfdpool_pool_import_handle, handle.pad), false),
+	L(KFDPOOL_IOC_EXPORT_BATCH, kfdpool_batch, flags, 0,
+	  offsetof(struct kfdpool_batch, pad), true),
+	L(KFDPOOL_IOC_REVOKE_BATCH, kfdpool_batch, flags, 0,
+	  offsetof(struct kfdpool_batch, pad), true),
+	L(KFDPOOL_IOC_IMPORT_BATCH, kfdpool_batch, flags, 0,
+	  offsetof(struct kfdpool_batch, pad), false),
+	L(KFDPOOL_IOC_RELEASE_BATCH, kfdpool_batch, flags, 0,
+	  offsetof(struct kfdpool_batch, pad), false),
+	L(KFDPOOL_IOC_ALLOC, kfdpool_alloc, flags, 0,
+	  offsetof(struct kfdpool_alloc, pad), true),
+	L(KFDPOOL_IOC_POOL_LIST, kfdpool_pool_list, flags, 0,
+	  offsetof(struct kfdpool_pool_list, pad), false),
+	{ KFDPOOL_IOC_QUERY, -1, 0, offsetof(struct kfdpool_query, pad), 4,
+	  false, true },
+#undef L
+};
+
+static const struct fs_layout *fs_layout(uint32_t cmd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fs_layouts) / sizeof(fs_layouts[0]); i++)
+		if (fs_layouts[i].cmd == cmd)
+			return &fs_layouts[i];
+	return NULL;
+}
+
+/* The size of @cmd's first version: smaller is "short". */
+static size_t fs_first_size(uint32_t cmd, size_t size)
+{
+#if FS_ACCT
+	if (cmd == KFDPOOL_IOC_POOL_STATS)
+		return KFDPOOL_POOL_STATS_SIZE_VER0;
+	if (cmd == KFDPOOL_IOC_QUERY)
+		return KFDPOOL_QUERY_SIZE_VER0;
+#endif
+	return size;
+}
+
+/*
+ * A call as made: the fd, the command number (its size may differ from the
+ * uapi's), the argument (in s->buf, or s->ro), and whether it must fail.
+ */
+struct fs_call {
+	int fd;
+	uint32_t cmd;
+	void *arg;
+	bool must_fail;
+	bool read_only;
+	enum fs_mut mut;
+	const char *why;	/* what made it a must-fail call */
+	int want;		/* -errno it must fail with (0: any) */
+};
+
+/*
+ * Apply a struct-level mutation @m to the call of @cmd whose valid argument
+ * (@size bytes) is in s->buf, aimed at @fd of pool @p.  Semantic mutations
+ * are the caller's.
+ */
+static void fs_apply(struct fs_thread *s, struct fs_call *c, int p,
+		     uint32_t cmd, size_t size, enum fs_mut m)
+{
+	const struct fs_layout *l = fs_layout(cmd);
+	struct fs_pool *P = p >= 0 ? &s->pool[p] : NULL;
+	unsigned char *b = s->buf;
+	uint32_t flags;
+	size_t extra;
+	int f;
+
+	c->cmd = cmd;
+	c->arg = b;
+	c->mut = m;
+	switch (m) {
+	case FS_BAD_FLAGS:
+		if (!l || l->flags < 0)
+			break;
+		memcpy(&flags, b + l->flags, 4);
+		flags |= 1u << (l->bad_bit + fs_below(s, 32 - l->bad_bit));
+		memcpy(b + l->flags, &flags, 4);
+		c->must_fail = true;
+		c->why = "unknown flags";
+		break;
+	case FS_BAD_PAD:
+		if (!l || l->pad < 0)
+			break;
+		b[l->pad + fs_below(s, l->pad_len)] = 1 + fs_below(s, 255);
+		c->must_fail = true;
+		c->why = "non-zero pad";
+		break;
+	case FS_SHORT:
+		extra = fs_first_size(cmd, size);
+		c->cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd),
+			      extra - 1 - fs_below(s, extra));
+		c->must_fail = true;
+		c->why = "short struct";
+		break;
+	case FS_LONG_ZERO:
+	case FS_LONG_TAIL:
+		extra = 8 * (1 + fs_below(s, 8));
+		memset(b + size, 0, extra);
+		if (m == FS_LONG_TAIL)
+			b[size + fs_below(s, extra)] = 1 + fs_below(s, 255);
+		c->cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd),
+			      size + extra);
+		break;
+	case FS_READ_ONLY:
+		if (!l || !l->copies_back)
+			break;
+		mprotect(s->ro, FS_PAGE, PROT_READ | PROT_WRITE);
+		memcpy(s->ro, b, size);
+		mprotect(s->ro, FS_PAGE, PROT_READ);
+		c->arg = s->ro;
+		c->read_only = true;
+		c->must_fail = true;
+		c->why = "read-only argument";
+		break;
+	case FS_IMPORT_FD:
+		if (!l || !l->owner_only || !P)
+			break;
+		f = FS_PICK(s, FS_FDS, __i && P->fd[__i] >= 0);
+		if (f < 0)
+			break;
+		c->fd = P->fd[f];
+		c->must_fail = true;
+		c->why = "owner command on an import fd";
+		break;
+	case FS_OTHER_FILE:
+		if (!P)
+			break;
+		c->fd = s->others[fs_below(s, 6)];
+		c->must_fail = true;
+		c->why = "not a pool fd";
+		break;
+	default:
+		break;
+	}
+	if (c->must_fail)
+		__atomic_add_fetch(&s->st->must_fail, 1, __ATOMIC_RELAXED);
+}
+
+/* Make the call; a must-fail call that succeeded is a violation. */
+static long fs_call(struct fs_thread *s, struct fs_call *c, const char *what)
+{
+	long ret = fs_ioctl(s, c->fd, c->cmd, c->arg);
+
+	if (ret >= 0 && c->must_fail)
+		fs_violation(s, "%s succeeded with %s", what, c->why);
+	else if (c->want && ret != c->want)
+		fs_violation(s, "%s with %s: %ld, not %d", what, c->why, ret,
+			     c->want);
+	/* The outputs, wherever they went. */
+	if (c->read_only)
+		memcpy(s->buf, s->ro, _IOC_SIZE(c->cmd) < FS_PAGE ?
+		       _IOC_SIZE(c->cmd) : FS_PAGE);
+	return ret;
+}
+
+/* Alter one field of a record so that it must no longer be accepted. */
+static const char *fs_spoil_record(struct fs_thread *s,
+				   struct kfdpool_record *r)
+{
+	switch (fs_below(s, 8)) {
+	case 0:
+		r->pool_id[fs_below(s, KFDPOOL_ID_LEN)] ^=
+			1 << fs_below(s, 8);
+		return "record with another pool id";
+	case 1:
+		r->magic += fs_below(s, 2) ? 1 : -1;
+		return "record with a bad magic";
+	case 2:
+		r->record_id += fs_below(s, 2) ? 1 : -1;
+		return "record with another record id";
+	case 3:
+		r->entry_id += fs_below(s, 2) ? 1 : -1;
+		return "record with another entry id";
+	case 4:
+		r->generation += fs_below(s, 2) ? 1 : -1;
+		return "record with another generation";
+	case 5:
+		r->offset += fs_below(s, 2) ? 1 : -1;
+		return "record with another offset";
+	case 6:
+		r->size += fs_below(s, 2) ? 1 : -1;
+		return "record with another size";
+	default:
+		r->nonce[fs_below(s, 16)] ^= 1 << fs_below(s, 8);
+		return "record with another nonce";
+	}
+}
+
+/*
+ * A record to present to pool @p: a live one (*@rec_slot set), or with
+ * @spoil, one that must not be accepted: revoked, of another pool, or
+ * altered.  Returns NULL when it has none to give, else why it must fail
+ * ("" for a live record).
+ */
+static const char *fs_pick_record(struct fs_thread *s, int p, bool spoil,
+				  struct kfdpool_record *out, int *rec_slot)
+{
+	struct fs_pool *P = &s->pool[p];
+	int i, q;
+
+	*rec_slot = -1;
+	if (spoil) {
+		switch (fs_below(s, 3)) {
+		case 0:
+			if (!P->nstale)
+				break;
+			*out = P->stale[fs_below(s, P->nstale < FS_STALE ?
+						 P->nstale : FS_STALE)];
+			/* The same bytes may have been exported again? No:
+			 * every export gets a fresh nonce and generation. */
+			return "revoked record";
+		case 1:
+			q = (p + 1 + fs_below(s, FS_POOLS - 1)) % FS_POOLS;
+			i = fs_live_rec(s, &s->pool[q]);
+			if (i < 0)
+				break;
+			*out = s->pool[q].rec[i].r;
+			return "record of another pool";
+		}
+		i = fs_live_rec(s, P);
+		if (i < 0)
+			return NULL;
+		*out = P->rec[i].r;
+		return fs_spoil_record(s, out);
+	}
+	i = fs_live_rec(s, P);
+	if (i < 0)
+		return NULL;
+	*out = P->rec[i].r;
+	*rec_slot = i;
+	/*
+	 * An import of it may hand out an fd even if the call is then undone
+	 * (its copy back failed): the kernel may hold the entry from now on.
+	 */
+	if (!P->ent[P->rec[i].ent].handed)
+		P->ent[P->rec[i].ent].handed = 1;
+	return "";
+}
+
+
+/* ------------------------------------------------------------------ */
+/* What a success means for the model, and whether it may be           */
+/* ------------------------------------------------------------------ */
+
+static int fs_broken(struct fs_thread *s, int p, const char *fmt, ...)
+{
+	char line[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fs_violation(s, "pool %d: %s", p, line);
+	s->pool[p].broken = true;
+	return -1;
+}
+
+/* The live entry of @P that pins dma-buf slot @b as it is now, or -1. */
+static int fs_buf_live(struct fs_thread *s, struct fs_pool *P, int b)
+{
+	int e;
+
+	for (e = 0; e < FS_ENTRIES; e++)
+		if (P->ent[e].id && !P->ent[e].draining && P->ent[e].buf == b &&
+		    P->ent[e].bufgen == s->bufgen[b])
+			return e;
+	return -1;
+}
+
+static int fs_did_pin(struct fs_thread *s, int p, int b,
+		       const struct kfdpool_pin *x)
+{
+	struct fs_pool *P = &s->pool[p];
+	int e;
+
+	if (b < 0)
+		return fs_broken(s, p, "PIN of no dma-buf of ours succeeded");
+	if (x->size != s->bufsize[b])
+		return fs_broken(s, p, "PIN size %llu, dma-buf has %llu",
+				 (unsigned long long)x->size,
+				 (unsigned long long)s->bufsize[b]);
+	if (!x->entry_id || fs_find_entry(P, x->entry_id) >= 0)
+		return fs_broken(s, p, "PIN gave entry id %u, in use",
+				 x->entry_id);
+	e = FS_PICK(s, FS_ENTRIES, !P->ent[__i].id);
+	if (e < 0)
+		return fs_broken(s, p, "more entries than the model holds");
+	P->ent[e].id = x->entry_id;
+	P->ent[e].buf = b;
+	P->ent[e].bufgen = s->bufgen[b];
+	P->ent[e].size = x->size;
+	P->ent[e].cookie = x->cookie;
+	return 0;
+}
+
+/*
+ * ALLOC made dma-buf @fd of @size bytes, pinned in @p: it takes an ALLOC
+ * slot (the oldest is closed when none is free) and an entry.
+ */
+static void fs_buf_close(struct fs_thread *s, int b);
+
+static int fs_did_alloc(struct fs_thread *s, int p, uint64_t size,
+			uint64_t cookie, const struct kfdpool_alloc *x)
+{
+	struct kfdpool_pin pin = { .size = size, .cookie = cookie,
+				   .entry_id = x->entry_id };
+	int a;
+
+	if (x->fd < 0) {
+		fs_broken(s, p, "ALLOC succeeded without an fd");
+		return -1;
+	}
+	a = FS_PICK(s, FS_ABUFS, s->bufs[FS_BUFS + __i] < 0);
+	if (a < 0) {
+		a = fs_below(s, FS_ABUFS);
+		fs_buf_close(s, FS_BUFS + a);
+	}
+	a += FS_BUFS;
+	s->bufs[a] = x->fd;
+	s->bufsize[a] = size;
+	fs_fd_mark(x->fd, true);
+	if (fs_did_pin(s, p, a, &pin))
+		return -1;
+	/* Its fd came from the pool: handed out from the start. */
+	s->pool[p].ent[fs_find_entry(&s->pool[p], x->entry_id)].handed = 2;
+	return 0;
+}
+
+static int fs_did_unpin(struct fs_thread *s, int p,
+			 const struct kfdpool_unpin *x)
+{
+	struct fs_pool *P = &s->pool[p];
+	int e = fs_find_entry(P, x->entry_id), i;
+	uint32_t recs = 0;
+	bool held;
+
+	if (e < 0 || P->ent[e].draining)
+		return fs_broken(s, p, "UNPIN of entry %u, not live, succeeded",
+				 x->entry_id);
+	for (i = 0; i < FS_RECS; i++)
+		recs += P->rec[i].live && P->rec[i].ent == e;
+	if (x->revoked != recs)
+		return fs_broken(s, p, "UNPIN revoked %u records, entry had %u",
+				 x->revoked, recs);
+	held = fs_holders(P, e) > 0;
+	/*
+	 * Without imports of ours it may still be draining: a child's, a
+	 * file of ours another thread's fork has not closed yet, or (FS_ACCT)
+	 * held because an fd of it is open outside: then it surely is while
+	 * we keep the dma-buf and handed an fd of it ourselves.
+	 */
+	if (held ? !x->draining : x->draining && !P->ent[e].child &&
+	    !P->ent[e].ghost && !(FS_ACCT && P->ent[e].handed))
+		return fs_broken(s, p, "UNPIN draining %u, entry %s imports",
+				 x->draining, held ? "has" : "has no");
+	if (!x->draining && P->ent[e].handed == 2 &&
+	    fs_stays_held(s, &P->ent[e]))
+		return fs_broken(s, p, "UNPIN: entry %u, handed out and its dma-buf open, not held",
+				 x->entry_id);
+	/* Draining with no import of ours: a child's or held, handed out. */
+	if (x->draining)
+		P->ent[e].handed = 2;
+	for (i = 0; i < FS_RECS; i++) {
+		if (P->rec[i].live && P->rec[i].ent == e) {
+			P->rec[i].live = false;
+			fs_stale_add(P, &P->rec[i].r);
+		}
+	}
+	if (x->draining)
+		P->ent[e].draining = true;
+	else
+		fs_free_entry(P, e);
+	fs_drop_unheld(s, p);
+	return 0;
+}
+
+static int fs_did_export(struct fs_thread *s, int p,
+			  const struct kfdpool_export *x)
+{
+	struct fs_pool *P = &s->pool[p];
+	const struct kfdpool_record *r = &x->record;
+	int e = fs_find_entry(P, x->entry_id), i;
+
+	if (e < 0 || P->ent[e].draining)
+		return fs_broken(s, p, "EXPORT from entry %u, not live, succeeded",
+				 x->entry_id);
+	if (x->offset > P->ent[e].size ||
+	    x->size > P->ent[e].size - x->offset || !x->size)
+		return fs_broken(s, p, "EXPORT of %llu+%llu from %llu bytes succeeded",
+				 (unsigned long long)x->offset,
+				 (unsigned long long)x->size,
+				 (unsigned long long)P->ent[e].size);
+	if (memcmp(r->pool_id, P->id, KFDPOOL_ID_LEN) ||
+	    r->magic != KFDPOOL_RECORD_MAGIC || r->entry_id != x->entry_id ||
+	    r->offset != x->offset || r->size != x->size)
+		return fs_broken(s, p, "EXPORT made a record that is not what was asked");
+	i = FS_PICK(s, FS_RECS, !P->rec[__i].live);
+	if (i < 0)
+		return fs_broken(s, p, "more records than the model holds");
+	P->rec[i].r = *r;
+	P->rec[i].ent = e;
+	P->rec[i].live = true;
+	return 0;
+}
+
+static int fs_did_revoke(struct fs_thread *s, int p,
+			  const struct kfdpool_record *r)
+{
+	struct fs_pool *P = &s->pool[p];
+	int i = fs_find_rec(P, r);
+
+	if (i < 0)
+		return fs_broken(s, p, "REVOKE of a record that is not live succeeded");
+	P->rec[i].live = false;
+	fs_stale_add(P, r);
+	return 0;
+}
+
+/* @x: the element as presented (record, flags) with the outputs. */
+static int fs_did_import(struct fs_thread *s, int p, int f,
+			  const struct kfdpool_import *x, long fd)
+{
+	struct fs_pool *P = &s->pool[p];
+	int i = fs_find_rec(P, &x->record), e;
+
+	if (!(x->flags & KFDPOOL_IMPORT_VALIDATE) && fd >= 0)
+		close(fd);
+	if (i < 0)
+		return fs_broken(s, p, "IMPORT of a record that is not live succeeded");
+	e = P->rec[i].ent;
+	if (x->offset != P->rec[i].r.offset || x->size != P->rec[i].r.size ||
+	    x->entry_size != P->ent[e].size || x->cookie != P->ent[e].cookie ||
+	    x->entry_id != P->ent[e].id)
+		return fs_broken(s, p, "IMPORT returned other than what was exported");
+	if (x->flags & KFDPOOL_IMPORT_VALIDATE) {
+		if (!P->holds[f][e])
+			return fs_broken(s, p, "IMPORT VALIDATE without an import succeeded");
+		return 0;
+	}
+	if (fd < 0)
+		return fs_broken(s, p, "IMPORT succeeded without an fd");
+	P->holds[f][e]++;
+	P->ent[e].handed = 2;
+	return 0;
+}
+
+static int fs_did_release(struct fs_thread *s, int p, int f, uint32_t id)
+{
+	struct fs_pool *P = &s->pool[p];
+	int e = fs_find_entry(P, id);
+
+	if (e < 0 || !P->holds[f][e])
+		return fs_broken(s, p, "RELEASE of entry %u, not held, succeeded",
+				 id);
+	P->holds[f][e]--;
+	fs_drop_unheld(s, p);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model against the pool's figures                                */
+/* ------------------------------------------------------------------ */
+
+/* The model's figures of a pool. */
+struct fs_figs {
+	uint64_t reserved, draining, imported, held, used_union, used_sum;
+	uint64_t fdbytes[FS_FDS];
+	uint32_t nent, ndrain, nheld, nrec, nimp, fdimps[FS_FDS];
+};
+
+/* Bytes of entry @e that its live records cover, overlaps once. */
+static uint64_t fs_covered(struct fs_pool *P, int e)
+{
+	uint64_t lo[FS_RECS], hi[FS_RECS], t, sum = 0, end = 0;
+	int i, j, n = 0;
+
+	for (i = 0; i < FS_RECS; i++) {
+		if (!P->rec[i].live || P->rec[i].ent != e)
+			continue;
+		lo[n] = P->rec[i].r.offset;
+		hi[n++] = P->rec[i].r.offset + P->rec[i].r.size;
+	}
+	for (i = 1; i < n; i++)		/* insertion sort by start */
+		for (j = i; j > 0 && lo[j - 1] > lo[j]; j--) {
+			t = lo[j]; lo[j] = lo[j - 1]; lo[j - 1] = t;
+			t = hi[j]; hi[j] = hi[j - 1]; hi[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (hi[i] <= end)
+			continue;
+		sum += hi[i] - (lo[i] > end ? lo[i] : end);
+		end = hi[i];
+	}
+	return sum;
+}
+
+static void fs_figures(struct fs_pool *P, struct fs_figs *g)
+{
+	int e, f, i;
+
+	memset(g, 0, sizeof(*g));
+	for (e = 0; e < FS_ENTRIES; e++) {
+		if (!P->ent[e].id)
+			continue;
+		g->nent++;
+		g->reserved += P->ent[e].size;
+		g->used_union += fs_covered(P, e);
+		if (P->ent[e].draining) {
+			g->ndrain++;
+			g->draining += P->ent[e].size;
+			if (!fs_holders(P, e)) {
+				g->nheld++;
+				g->held += P->ent[e].size;
+			}
+		}
+		for (f = 0; f < FS_FDS; f++) {
+			if (!P->holds[f][e])
+				continue;
+			g->fdimps[f]++;
+			g->fdbytes[f] += P->ent[e].size;
+			g->imported += P->ent[e].size;
+		}
+	}
+	for (i = 0; i < FS_RECS; i++) {
+		if (!P->rec[i].live)
+			continue;
+		g->nrec++;
+		g->used_sum += P->rec[i].r.size;
+	}
+	for (f = 1; f < FS_FDS; f++)
+		g->nimp += P->fd[f] >= 0;
+}
+
+/* Used bytes: the union (FS_ACCT), else between it and the sum. */
+static bool fs_used_ok(const struct fs_figs *g, uint64_t used)
+{
+	if (FS_ACCT)
+		return used == g->used_union;
+	return used >= g->used_union && used <= g->used_sum;
+}
+
+static bool fs_check_pool(struct fs_thread *s, int p, bool report)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_pool_stats st;
+	const char *bad = NULL;
+	char what[160] = "";
+	struct fs_figs g;
+	int f;
+
+	fs_figures(P, &g);
+
+	for (f = 0; f < FS_FDS && !bad; f++) {
+		if (P->fd[f] < 0)
+			continue;
+		memset(&st, 0, sizeof(st));
+		if (fs_ioctl(s, P->fd[f], KFDPOOL_IOC_POOL_STATS, &st) < 0)
+			continue;	/* no memory, say: nothing to compare */
+		bad = rel_stats_invalid(&st);
+		if (bad)
+			break;
+#define FS_EXPECT(field, want)						\
+		if (!bad && (uint64_t)st.field != (uint64_t)(want)) {	\
+			bad = #field;					\
+			snprintf(what, sizeof(what), "fd %d: " #field	\
+				 " %llu, model %llu", f,		\
+				 (unsigned long long)st.field,		\
+				 (unsigned long long)(want));		\
+		}
+		FS_EXPECT(mode, f ? KFDPOOL_MODE_IMPORT : KFDPOOL_MODE_OWNER);
+		FS_EXPECT(entries, g.nent);
+		FS_EXPECT(draining_entries, g.ndrain);
+		FS_EXPECT(records, g.nrec);
+		FS_EXPECT(reserved_bytes, g.reserved);
+		FS_EXPECT(draining_bytes, g.draining);
+		FS_EXPECT(imported_bytes, g.imported);
+		FS_EXPECT(import_fds, g.nimp);
+		FS_EXPECT(fd_imports, g.fdimps[f]);
+		FS_EXPECT(fd_imported_bytes, g.fdbytes[f]);
+		FS_EXPECT(handle_types, P->types);
+		FS_EXPECT(limit, P->limit);
+#if FS_ACCT
+		FS_EXPECT(held_entries, g.nheld);
+		FS_EXPECT(held_bytes, g.held);
+#endif
+#undef FS_EXPECT
+		if (!bad && !fs_used_ok(&g, st.used_bytes)) {
+			bad = "used_bytes";
+			snprintf(what, sizeof(what), "used_bytes %llu, records cover %llu, sum %llu",
+				 (unsigned long long)st.used_bytes,
+				 (unsigned long long)g.used_union,
+				 (unsigned long long)g.used_sum);
+		}
+		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
+			bad = "id";
+	}
+	if (bad && report)
+		fs_broken(s, p, "figures differ from the model: %s",
+			  *what ? what : bad);
+	return !bad;
+}
+
+/*
+ * Compare the pool with the model.  A file a child or a concurrent fork
+ * held a moment ago is released as its last holder lets go: a mismatch
+ * counts only if it stays.
+ */
+static void fs_check(struct fs_thread *s, int p)
+{
+	int i;
+
+	s->pool[p].since_check = 0;
+	if (fs_child_on(s, p) || s->pool[p].fd[0] < 0)
+		return;
+	__atomic_add_fetch(&s->st->model_checks, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 100; i++) {
+		if (fs_check_pool(s, p, false))
+			return;
+		usleep(2000);
+	}
+	fs_check_pool(s, p, true);
+}
+
+#endif /* KFDPOOL_FUZZ_MODEL_H */
