@@ -484,6 +484,7 @@ TEST_F(fab, text_form)
 {
 	struct kfdpool_pool_handle h, back;
 	char buf[KFDPOOL_HANDLE_TEXT_LEN + 1], small[KFDPOOL_HANDLE_TEXT_LEN];
+	char longer[KFDPOOL_HANDLE_TEXT_LEN + 2];
 	hipMemPool_t imp;
 	size_t i;
 
@@ -508,6 +509,10 @@ TEST_F(fab, text_form)
 	buf[5] = 'g';
 	EXPECT_EQ(-EINVAL, kfdpool_handle_parse(buf, &back));
 	buf[5] = '0';
+	/* One digit too many, and one too few. */
+	memcpy(longer, buf, KFDPOOL_HANDLE_TEXT_LEN);
+	memcpy(longer + KFDPOOL_HANDLE_TEXT_LEN, "0", 2);
+	EXPECT_EQ(-EINVAL, kfdpool_handle_parse(longer, &back));
 	buf[KFDPOOL_HANDLE_TEXT_LEN - 1] = 0;
 	EXPECT_EQ(-EINVAL, kfdpool_handle_parse(buf, &back));
 	EXPECT_EQ(-EINVAL, kfdpool_handle_parse("", &back));

@@ -81,7 +81,7 @@ FIXTURE(list) {
 
 FIXTURE_SETUP(list)
 {
-	struct kfdpool_record rec;
+	struct kfdpool_record rec, gone;
 	char name[16];
 	int i, e;
 
@@ -107,6 +107,9 @@ FIXTURE_SETUP(list)
 	e = kfd_pin(self->pool[1], self->buf, 7);
 	ASSERT_LT(0, e);
 	ASSERT_EQ(0, kfd_export(self->pool[1], e, 4096, 8192, &rec));
+	/* A record revoked again: used_high stays above used. */
+	ASSERT_EQ(0, kfd_export(self->pool[1], e, 32768, 4096, &gone));
+	ASSERT_EQ(0, kfd_revoke(self->pool[1], &gone));
 	self->imp = kfd_pool_export(self->pool[1]);
 	ASSERT_LE(0, self->imp);
 	ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, NULL));
@@ -171,6 +174,7 @@ TEST_F(list, figures_equal_pool_stats)
 
 		EXPECT_EQ(65536, p->reserved_bytes);
 		EXPECT_EQ(8192, p->used_bytes);
+		EXPECT_EQ(12288, p->used_high);
 		EXPECT_EQ(1, p->records);
 		EXPECT_EQ(1, p->import_fds);
 		EXPECT_EQ(65536, p->imported_bytes);

@@ -61,6 +61,14 @@ static int call_batch(void)
 	return kfdpool_releasev(-1, &r, 1);
 }
 
+/* The transport the call used: what KFDPOOL_BATCH names, or AUTO when
+ * none could run (no module here, or it lacks the feature). */
+static int call_batch_mode(void)
+{
+	call_batch();
+	return kfdpool_last_batch_mode();
+}
+
 /* After kfdpool_set_batch_mode(), a refused KFDPOOL_BATCH no longer
  * matters. */
 static int call_batch_after_set(void)
@@ -187,6 +195,14 @@ TEST(batch)
 					   "ioctl ", "1" };
 	static const char *const good[] = { "auto", "uring", "ioctl",
 					    "single", "" };
+	static const struct {
+		const char *value;
+		enum kfdpool_batch_mode mode;
+	} sel[] = {
+		{ "uring", KFDPOOL_BATCH_URING },
+		{ "ioctl", KFDPOOL_BATCH_IOCTL },
+		{ "single", KFDPOOL_BATCH_SINGLE },
+	};
 	struct outcome o;
 	size_t i;
 
@@ -200,6 +216,14 @@ TEST(batch)
 		EXPECT_STREQ("", o.err) TH_LOG("%s", good[i]);
 		/* Refused for other reasons here (no module, fd -1). */
 		EXPECT_NE(200 + EINVAL, o.ret) TH_LOG("%s", good[i]);
+	}
+	/* Each value selects its own transport, never another one. */
+	for (i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+		run("KFDPOOL_BATCH", sel[i].value, call_batch_mode, &o);
+		EXPECT_TRUE(o.ret == (int)sel[i].mode ||
+			    o.ret == KFDPOOL_BATCH_AUTO)
+			TH_LOG("KFDPOOL_BATCH=%s used mode %d", sel[i].value,
+			       o.ret);
 	}
 	/* Setting the mode in the program overrides the variable. */
 	run("KFDPOOL_BATCH", "bogus", call_batch_after_set, &o);
