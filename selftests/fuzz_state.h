@@ -305,11 +305,12 @@ static bool fs_list(struct fs_thread *s, int p)
 		isz += 8 * (1 + fs_below(s, 4));	/* a later version's */
 	per = 1 + fs_below(s, 16);
 	if (m == FS_VALID || m == FS_LONG_ZERO) {
-		for (tries = 0; tries < 50; tries++) {
+		/* As long as fs_check waits: a fork's copy may hold on. */
+		for (tries = 0; tries < FS_SETTLE_TRIES; tries++) {
 			bad = fs_list_all(s, isz, per, m);
 			if (!bad)
 				return true;
-			usleep(2000);
+			usleep(FS_SETTLE_US);
 		}
 		fs_violation(s, "POOL_LIST: %s", bad);
 		return true;
