@@ -128,35 +128,29 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 	 * object against its slab, at a cost that was most of an element's.
 	 */
 	err = copy_struct_from_user(&el, ksize, uel, usize);
-	if (err == -E2BIG) {
-		/* It asks for what we do not know: not run; its tail kept. */
-		if (copy_from_user(&el, uel, ksize))
-			return -EFAULT;
-		sl->el = el;
-		sl->status = -E2BIG;
-		err = 0;
-	} else if (!err) {
-		sl->el = el;
-		sl->status = kfdpool_batch_prep(pf, nr, sl);
-	} else {
+	/* One that asks for what we do not know is not run; its tail kept. */
+	if (err == -E2BIG && copy_from_user(&el, uel, ksize))
+		return -EFAULT;
+	if (err && err != -E2BIG)
 		return err;
-	}
+	sl->el = el;
+	sl->status = err ?: kfdpool_batch_prep(pf, nr, sl);
 	kfdpool_batch_status(nr, &sl->el, sl->status);
 	/*
 	 * A revoke or release cannot be taken back if its element cannot be
 	 * written: find out now that it can (its status is an output).
 	 */
-	if (nr == _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH) &&
-	    put_user(0, (int __user *)(uel +
-				       offsetof(struct kfdpool_revoke, status))))
-		err = -EFAULT;
-	if (nr == _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH) &&
-	    put_user(0, (int __user *)(uel +
-				       offsetof(struct kfdpool_release, status))))
-		err = -EFAULT;
-	if (err)
-		kfdpool_export_finish(&sl->xres);
-	return err;
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+		uel += offsetof(struct kfdpool_revoke, status);
+		break;
+	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
+		uel += offsetof(struct kfdpool_release, status);
+		break;
+	default:
+		return 0;
+	}
+	return put_user(0, (int __user *)uel) ? -EFAULT : 0;
 }
 
 /*

@@ -379,20 +379,15 @@ void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 /**
  * struct kfdpool_export_res - what an export allocates
  * @rec: the record, allocated before the lock, until the export uses it
- * @spare: breakpoints kfdpool_cover_add() may need, taken under the lock
- *	from the pool's stash (allocated when it is empty) and put back
  */
 struct kfdpool_export_res {
 	struct kfdpool_rec *rec;
-	struct kfdpool_bp *spare[2];
 };
 
 /* Nothing allocated: kfdpool_export_finish() has nothing to free. */
 static inline void kfdpool_export_res_init(struct kfdpool_export_res *res)
 {
 	res->rec = NULL;
-	res->spare[0] = NULL;
-	res->spare[1] = NULL;
 }
 
 /* record.c: the commands of ioctls, batches and io_uring alike */

@@ -158,6 +158,7 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_rec *rec = res->rec;
+	struct kfdpool_bp *spare[2];
 	struct kfdpool_entry *entry;
 	int ret;
 
@@ -172,7 +173,7 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	ret = kfdpool_records_charge(pool->user);
 	if (ret)
 		return ret;
-	ret = kfdpool_bp_stash_take(pool->bp_stash, res->spare);
+	ret = kfdpool_bp_stash_take(pool->bp_stash, spare);
 	if (ret)
 		goto err_uncharge;
 	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
@@ -187,8 +188,8 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
 	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
-					res->spare);
-	kfdpool_bp_stash_keep(pool->bp_stash, res->spare);
+					spare);
+	kfdpool_bp_stash_keep(pool->bp_stash, spare);
 	pool->used_high = max(pool->used_high, pool->used);
 	pool->nr_records++;
 	entry->nr_records++;
@@ -196,7 +197,7 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	return 0;
 
 err_keep:
-	kfdpool_bp_stash_keep(pool->bp_stash, res->spare);
+	kfdpool_bp_stash_keep(pool->bp_stash, spare);
 err_uncharge:
 	kfdpool_records_uncharge(pool->user, 1);
 	return ret;
@@ -208,7 +209,6 @@ void kfdpool_export_finish(struct kfdpool_export_res *res)
 	if (res->rec)
 		kmem_cache_free(kfdpool_rec_cache, res->rec);
 	res->rec = NULL;
-	kfdpool_cover_release(res->spare);
 }
 
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
