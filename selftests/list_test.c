@@ -573,9 +573,13 @@ TEST_F(list, zombie_listed_until_released)
 	const struct kfdpool_pool_info *p;
 	struct kfdpool_record rec;
 	struct kfdpool_import imp;
+	struct kfdpool_query q;
 	__u8 id[KFDPOOL_ID_LEN];
 	int pool, ip, buf, e, n;
 
+	/* what tells a monitor that these fields are filled, not unknown */
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_TRUE(q.features & KFDPOOL_FEATURE_POOL_HELD);
 	buf = kfd_dmabuf_new(65536);
 	if (buf < 0)
 		SKIP(return, "no dma-buf exporter");
