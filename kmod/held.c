@@ -195,7 +195,7 @@ unsigned int kfdpool_reap_all(void)
 		gone = pool->zombie && !pool->nr_held;
 		mutex_unlock(&pool->lock);
 		if (gone)
-			list_del(&pool->node);
+			kfdpool_pool_unlist(pool);
 		mutex_unlock(&kfdpool_pools_lock);
 		if (gone)
 			kfdpool_pool_destroy(pool);
@@ -235,7 +235,7 @@ void kfdpool_held_exit(void)
 		list_for_each_entry_safe(entry, etmp, &pool->held, held_node)
 			kfdpool_entry_free(pool, entry);
 		mutex_unlock(&pool->lock);
-		list_del(&pool->node);
+		kfdpool_pool_unlist(pool);
 		kfdpool_pool_destroy(pool);
 	}
 	mutex_unlock(&kfdpool_pools_lock);

@@ -98,6 +98,8 @@ struct kfdpool_cover {
  * @lock: protects everything below that is not marked constant
  * @node: in kfdpool_pools, under kfdpool_pools_lock, until the pool is freed
  *	(zombies included)
+ * @serial_node: in kfdpool_pools_by_serial (by @serial), exactly while
+ *	@node is in kfdpool_pools
  * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
  * @rcu: frees the pool after lookups by id that may still see it
  * @serial: creation number, never reused: the list is in @serial order, and
@@ -145,6 +147,7 @@ struct kfdpool_pool {
 	struct kref ref;
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head node;
+	struct rb_node serial_node;
 	struct rhash_head idnode;
 	struct rcu_head rcu;
 	u64 serial;
@@ -334,10 +337,12 @@ bool kfdpool_mem_is_zero(const void *p, size_t len);
 extern const struct file_operations kfdpool_pool_fops;
 extern struct mutex kfdpool_pools_lock;
 extern struct list_head kfdpool_pools;
+extern struct rb_root kfdpool_pools_by_serial;
 
 int kfdpool_pools_init(void);
 void kfdpool_pools_exit(void);
 struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
+void kfdpool_pool_unlist(struct kfdpool_pool *pool);
 void kfdpool_pool_destroy(struct kfdpool_pool *pool);
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);

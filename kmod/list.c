@@ -7,7 +7,10 @@
  * A page is read into a kernel buffer under kfdpool_pools_lock (and each
  * pool's lock, briefly), then copied out with no lock held.  The cursor is
  * a pool's serial: serials only grow and the list is in serial order, so a
- * pool that lives through the whole listing is reported exactly once.
+ * pool that lives through the whole listing is reported exactly once.  A
+ * call starts at the first pool whose serial is at least the cursor (the
+ * pool it names may be gone), found in kfdpool_pools_by_serial in
+ * O(log pools), and goes on along the list from there.
  *
  * Zombies (pools whose files are all closed, kept by held entries) are
  * listed, marked KFDPOOL_POOL_INFO_ZOMBIE: what they hold is charged to
@@ -17,8 +20,8 @@
  * One call looks at no more than KFDPOOL_POOL_LIST_SCAN pools past the
  * cursor, visible or not, so that the global lock is not held for the
  * whole of a listing however many pools other users have; the caller goes
- * on from @next_cursor.  The pools before the cursor are still passed over
- * one by one (a comparison each): the list has no index by serial.
+ * on from @next_cursor.  The pools before the cursor are not looked at:
+ * a listing of P pools costs O(P log P) in all, whatever the page size.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -68,6 +71,25 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->state = pool->zombie ? KFDPOOL_POOL_INFO_ZOMBIE : 0;
 }
 
+/* The first pool whose serial is @cursor or more; kfdpool_pools_lock held. */
+static struct kfdpool_pool *kfdpool_list_seek(u64 cursor)
+{
+	struct rb_node *n = kfdpool_pools_by_serial.rb_node;
+	struct kfdpool_pool *pool, *first = NULL;
+
+	lockdep_assert_held(&kfdpool_pools_lock);
+	while (n) {
+		pool = rb_entry(n, struct kfdpool_pool, serial_node);
+		if (pool->serial >= cursor) {
+			first = pool;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return first;
+}
+
 /*
  * Read up to @max pools from @cursor on into @buf; returns how many, and
  * sets *@next to the serial of the first visible pool left out, or of the
@@ -81,9 +103,10 @@ static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 
 	*next = 0;
 	mutex_lock(&kfdpool_pools_lock);
-	list_for_each_entry(pool, &kfdpool_pools, node) {
-		if (pool->serial < cursor)
-			continue;
+	pool = kfdpool_list_seek(cursor);
+	if (!pool)
+		goto out;
+	list_for_each_entry_from(pool, &kfdpool_pools, node) {
 		if (scanned++ == KFDPOOL_POOL_LIST_SCAN) {
 			*next = pool->serial;
 			break;
@@ -99,6 +122,7 @@ static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 		mutex_unlock(&pool->lock);
 		n++;
 	}
+out:
 	mutex_unlock(&kfdpool_pools_lock);
 	return n;
 }

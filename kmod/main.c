@@ -215,7 +215,7 @@ static long kfdpool_query(struct file *file, void *data,
 
 	q->abi_version = KFDPOOL_ABI_VERSION;
 	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE |
-		      KFDPOOL_FEATURE_HOST_ALLOC;
+		      KFDPOOL_FEATURE_HOST_ALLOC | KFDPOOL_FEATURE_POOL_HELD;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif

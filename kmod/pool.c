@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/random.h>
+#include <linux/rbtree.h>
 #include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -19,11 +20,14 @@
 
 /*
  * Protects kfdpool_pools: every pool until it is freed (zombies included),
- * in creation order, for debugfs, POOL_LIST and the reaper.  Lookups by id
- * use kfdpool_pool_ids instead.
+ * in creation order, for debugfs, POOL_LIST and the reaper; and
+ * kfdpool_pools_by_serial, the same pools by serial, so that POOL_LIST
+ * finds where its cursor left off without walking the list up to it.
+ * Lookups by id use kfdpool_pool_ids instead.
  */
 DEFINE_MUTEX(kfdpool_pools_lock);
 LIST_HEAD(kfdpool_pools);
+struct rb_root kfdpool_pools_by_serial = RB_ROOT;
 static u64 kfdpool_pool_serial;	/* under kfdpool_pools_lock */
 static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
@@ -66,6 +70,20 @@ struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
 	return pool;
 }
 
+static bool kfdpool_serial_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct kfdpool_pool, serial_node)->serial <
+	       rb_entry(b, struct kfdpool_pool, serial_node)->serial;
+}
+
+/* Take @pool off kfdpool_pools and its index; kfdpool_pools_lock held. */
+void kfdpool_pool_unlist(struct kfdpool_pool *pool)
+{
+	lockdep_assert_held(&kfdpool_pools_lock);
+	list_del(&pool->node);
+	rb_erase(&pool->serial_node, &kfdpool_pools_by_serial);
+}
+
 /* Free a pool that is unlisted and holds nothing. */
 void kfdpool_pool_destroy(struct kfdpool_pool *pool)
 {
@@ -97,7 +115,7 @@ static void kfdpool_pool_release(struct kref *ref)
 	pool->zombie = zombie;
 	mutex_unlock(&pool->lock);
 	if (!zombie)
-		list_del(&pool->node);
+		kfdpool_pool_unlist(pool);
 	mutex_unlock(&kfdpool_pools_lock);
 	if (!zombie)
 		kfdpool_pool_destroy(pool);
@@ -251,6 +269,8 @@ long kfdpool_pool_create(struct file *file, void *data,
 	mutex_lock(&kfdpool_pools_lock);
 	pool->serial = ++kfdpool_pool_serial;
 	list_add_tail(&pool->node, &kfdpool_pools);
+	rb_add(&pool->serial_node, &kfdpool_pools_by_serial,
+	       kfdpool_serial_less);
 	mutex_unlock(&kfdpool_pools_lock);
 
 	memcpy(args->id, pool->id, sizeof(args->id));

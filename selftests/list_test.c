@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
@@ -572,9 +573,13 @@ TEST_F(list, zombie_listed_until_released)
 	const struct kfdpool_pool_info *p;
 	struct kfdpool_record rec;
 	struct kfdpool_import imp;
+	struct kfdpool_query q;
 	__u8 id[KFDPOOL_ID_LEN];
 	int pool, ip, buf, e, n;
 
+	/* what tells a monitor that these fields are filled, not unknown */
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_TRUE(q.features & KFDPOOL_FEATURE_POOL_HELD);
 	buf = kfd_dmabuf_new(65536);
 	if (buf < 0)
 		SKIP(return, "no dma-buf exporter");
@@ -612,6 +617,182 @@ TEST_F(list, zombie_listed_until_released)
 	n = list_all(self->ctl, self->info, LISTMAX, KFDPOOL_POOL_LIST_MAX,
 		     NULL);
 	EXPECT_EQ(0, count_id(self->info, n, id));
+}
+
+/* Index of @id among @n ids, or -1. */
+static int index_of(const __u8 (*ids)[KFDPOOL_ID_LEN], int n, const __u8 *id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!memcmp(ids[i], id, KFDPOOL_ID_LEN))
+			return i;
+	return -1;
+}
+
+#define RESUME_POOLS	150
+#define RESUME_EXTRA	64
+
+/*
+ * Each call resumes where the cursor says: at the pool it names or, when
+ * that pool is gone, at the next one.  Many pools, pages of 1 and of 7,
+ * and between pages the pool the next page starts with is destroyed now
+ * and then, a later one too, and new pools are created.  Every pool that
+ * lives through the listing is listed exactly once, in creation order;
+ * those destroyed before the listing reached them are not listed.
+ */
+TEST_F(list, resume_exactly_once)
+{
+	static const unsigned int pages[] = { 1, 7 };
+	__u8 (*ids)[KFDPOOL_ID_LEN];
+	int *fds, *gone, p, i, k, n, step, nextra, last, ours;
+	struct rlimit rl;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_cur < RESUME_POOLS + RESUME_EXTRA + 64)
+		SKIP(return, "RLIMIT_NOFILE %lu too low", (unsigned long)rl.rlim_cur);
+	ids = calloc(RESUME_POOLS + RESUME_EXTRA, sizeof(*ids));
+	fds = calloc(RESUME_POOLS + RESUME_EXTRA, sizeof(*fds));
+	gone = calloc(RESUME_POOLS + RESUME_EXTRA, sizeof(*gone));
+	ASSERT_NE(NULL, ids);
+	ASSERT_NE(NULL, fds);
+	ASSERT_NE(NULL, gone);
+	for (p = 0; p < 2; p++) {
+		struct kfdpool_pool_list l = {};
+
+		for (i = 0; i < RESUME_POOLS; i++) {
+			fds[i] = kfd_pool_create(self->ctl, 0, "list-resume",
+						 KFDPOOL_HANDLE_TYPE_FD, ids[i]);
+			ASSERT_LE(0, fds[i]);
+			gone[i] = 0;
+		}
+		n = step = nextra = 0;
+		do {
+			l.pools = (uintptr_t)(self->info + n);
+			l.count = pages[p];
+			l.info_size = INFO_SIZE;
+			l.cursor = l.next_cursor;
+			ASSERT_EQ(0, list_call(self->ctl, &l));
+			n += l.count;
+			ASSERT_GE(LISTMAX - 7, n);
+			if (!l.count || !l.next_cursor)
+				continue;
+			step++;
+			k = index_of(ids, RESUME_POOLS, self->info[n - 1].id);
+			/* the pool the next call starts with: its cursor dangles */
+			if (k >= 0 && k + 1 < RESUME_POOLS && step % 3 == 0) {
+				close(fds[k + 1]);
+				fds[k + 1] = -1;
+				gone[k + 1] = 1;
+			}
+			if (k >= 0 && k + 10 < RESUME_POOLS && step % 5 == 0 &&
+			    !gone[k + 10]) {
+				close(fds[k + 10]);
+				fds[k + 10] = -1;
+				gone[k + 10] = 1;
+			}
+			if (step % 4 == 0 && nextra < RESUME_EXTRA) {
+				i = RESUME_POOLS + nextra++;
+				fds[i] = kfd_pool_create(self->ctl, 0, "list-extra",
+							 KFDPOOL_HANDLE_TYPE_FD,
+							 ids[i]);
+				ASSERT_LE(0, fds[i]);
+				gone[i] = 0;
+			}
+		} while (l.next_cursor);
+
+		ours = 0;
+		for (i = 0; i < RESUME_POOLS + nextra; i++) {
+			EXPECT_EQ(gone[i] ? 0 : 1, count_id(self->info, n, ids[i]))
+				TH_LOG("page %u: pool %d of %d (%s)", pages[p], i,
+				       RESUME_POOLS + nextra,
+				       gone[i] ? "destroyed" : "alive");
+			ours += !gone[i];
+		}
+		for (i = 0; i < NPOOLS; i++)
+			EXPECT_EQ(1, count_id(self->info, n, self->id[i]));
+		/* creation order: ours, then the extras, as they were made */
+		last = -1;
+		for (i = 0; i < n; i++) {
+			k = index_of(ids, RESUME_POOLS + nextra, self->info[i].id);
+			if (k < 0)
+				continue;
+			EXPECT_LT(last, k);
+			last = k;
+		}
+		TH_LOG("pages of %u: %d listed, %d of this test's pools alive, %d of them created meanwhile",
+		       pages[p], n, ours, nextra);
+		for (i = 0; i < RESUME_POOLS + nextra; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	free(ids);
+	free(fds);
+	free(gone);
+}
+
+#define SCAN_POOLS	1100	/* more than one call looks at (1024) */
+
+/*
+ * A caller that sees none of the first 1024 pools gets an empty page and a
+ * cursor on a pool it cannot see; from there it finds its own pool, once.
+ */
+TEST_F(list, resume_past_pools_not_visible)
+{
+	struct rlimit rl = { SCAN_POOLS + 256, SCAN_POOLS + 256 };
+	int *fds, i, st;
+	pid_t pid;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to become nobody");
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	fds = calloc(SCAN_POOLS, sizeof(*fds));
+	ASSERT_NE(NULL, fds);
+	for (i = 0; i < SCAN_POOLS; i++) {
+		fds[i] = kfd_pool_create(self->ctl, 0, "list-root", 0, NULL);
+		ASSERT_LE(0, fds[i]);
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct kfdpool_pool_list l = {};
+		__u8 nid[KFDPOOL_ID_LEN];
+		int pool, calls = 0, empty = 0, n = 0;
+
+		/* the control fd is root's, opened before: nobody uses it */
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		pool = kfd_pool_create(self->ctl, 0, "nobody", 0, nid);
+		if (pool < 0)
+			_exit(11);
+		do {
+			l.pools = (uintptr_t)(self->info + n);
+			l.count = KFDPOOL_POOL_LIST_MAX;
+			l.info_size = INFO_SIZE;
+			l.cursor = l.next_cursor;
+			if (list_call(self->ctl, &l))
+				_exit(12);
+			calls++;
+			empty += !l.count && l.next_cursor;
+			n += l.count;
+		} while (l.next_cursor && calls < 100);
+		if (l.next_cursor)
+			_exit(13);
+		if (l.scope != KFDPOOL_POOL_LIST_OWN)
+			_exit(14);
+		if (n != 1 || memcmp(self->info[0].id, nid, sizeof(nid)))
+			_exit(15);
+		/* 1100 pools of root first: the first call saw none of ours */
+		if (!empty || calls < 2)
+			_exit(16);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	for (i = 0; i < SCAN_POOLS; i++)
+		close(fds[i]);
+	free(fds);
 }
 
 TEST_HARNESS_MAIN

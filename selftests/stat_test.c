@@ -368,6 +368,9 @@ static void stat_check_pool(struct __test_metadata *_metadata, json_object *doc,
 	EXPECT_EQ(st.records, jnum(p, "records"));
 	EXPECT_EQ(st.import_fds, jnum(p, "import_fds"));
 	EXPECT_EQ(st.imported_bytes, jnum(p, "imported"));
+	EXPECT_EQ(st.held_bytes, jnum(p, "held"));
+	EXPECT_EQ(st.held_entries, jnum(p, "held_entries"));
+	EXPECT_STREQ("live", jstr(p, "state"));
 }
 
 /* The per-fd figures of (this process, @fd) equal the ioctl on that fd. */
@@ -660,6 +663,105 @@ TEST_F(stat, unprivileged)
 		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("device open to nobody: %d", listed);
 	}
 	chmod("/dev/kfdpool", sb.st_mode & 07777);
+}
+
+/*
+ * A pool whose files are all closed while a child still holds an entry it
+ * imported: kfdpool-stat shows it as a zombie with the held bytes and
+ * entries (JSON and text), and no more once the child is gone.
+ */
+TEST_F(stat, zombie_held_by_importer)
+{
+	struct kfdpool_pool_export pe = {};
+	struct kfdpool_record rec;
+	json_object *doc, *p;
+	int pool, imp, ready[2], go[2], st;
+	char id[33], want[160], *txt;
+	uint32_t e;
+	pid_t pid;
+
+	pool = stat_pool_create(self->ctl, "stat-zombie", 0,
+				KFDPOOL_HANDLE_TYPE_FD, id);
+	ASSERT_LE(0, pool);
+	e = stat_pin(pool, self->vgem, 1 * MIB);
+	ASSERT_NE(0, e);
+	ASSERT_EQ(0, stat_export(pool, e, 0, 1 * MIB, &rec));
+	ASSERT_EQ(0, ioctl(pool, KFDPOOL_IOC_POOL_EXPORT, &pe));
+	imp = pe.fd;
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct kfdpool_import im = { .record = rec };
+		char c = 1;
+
+		close(go[1]);
+		if (ioctl(imp, KFDPOOL_IOC_IMPORT, &im))
+			_exit(2);
+		/* nothing of the pool left here but the entry's dma-buf fd */
+		close(imp);
+		close(pool);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(3);
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	{
+		char c;
+
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+	}
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	p = jfind(doc, "pools", "id", id);
+	ASSERT_NE(NULL, p);
+	EXPECT_STREQ("live", jstr(p, "state"));
+	EXPECT_EQ(0, jnum(p, "held"));
+	json_object_put(doc);
+
+	/* the owner lets go of everything: only the child's fd keeps it */
+	close(imp);
+	close(pool);
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	p = jfind(doc, "pools", "id", id);
+	ASSERT_NE(NULL, p);
+	EXPECT_STREQ("zombie", jstr(p, "state"));
+	EXPECT_EQ(1 * MIB, jnum(p, "held"));
+	EXPECT_EQ(1, jnum(p, "held_entries"));
+	EXPECT_EQ(1 * MIB, jnum(p, "reserved"));
+	EXPECT_EQ(0, json_object_array_length(jget(p, "files")));
+	json_object_put(doc);
+	txt = stat_run("", &st);
+	ASSERT_NE(NULL, txt);
+	snprintf(want, sizeof(want), "pool stat-zombie  id %s  ZOMBIE", id);
+	EXPECT_NE(NULL, strstr(txt, want)) TH_LOG("want '%s' in:\n%s", want, txt);
+	EXPECT_NE(NULL, strstr(txt, "  held 1.00 MiB  held entries 1  state zombie\n"))
+		TH_LOG("no held line in:\n%s", txt);
+	free(txt);
+
+	/* the holder exits: the pool is gone from both outputs */
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(ready[0]);
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	EXPECT_EQ(NULL, jfind(doc, "pools", "id", id));
+	/* the fixture's pools are live, with nothing held */
+	p = jfind(doc, "pools", "id", self->a_id);
+	EXPECT_STREQ("live", jstr(p, "state"));
+	EXPECT_EQ(0, jnum(p, "held_entries"));
+	EXPECT_EQ(0, jnum(jfd(doc, self->a), "held"));
+	json_object_put(doc);
+	txt = stat_run("", &st);
+	ASSERT_NE(NULL, txt);
+	EXPECT_EQ(NULL, strstr(txt, id));
+	EXPECT_EQ(NULL, strstr(txt, "ZOMBIE"));
+	free(txt);
 }
 
 TEST_HARNESS_MAIN

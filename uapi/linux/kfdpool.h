@@ -108,6 +108,12 @@ struct kfdpool_record {
 #define KFDPOOL_FEATURE_URING_CMD	0x2	/* io_uring passthrough */
 #define KFDPOOL_FEATURE_POOL_HANDLE	0x4	/* 64-byte pool handles */
 #define KFDPOOL_FEATURE_HOST_ALLOC	0x8	/* KFDPOOL_IOC_ALLOC */
+/*
+ * POOL_LIST fills kfdpool_pool_info's @held_bytes, @held_entries and
+ * @state.  Without it (an older module, whose element is
+ * KFDPOOL_POOL_INFO_SIZE_VER0 bytes) they read as 0: unknown, not none.
+ */
+#define KFDPOOL_FEATURE_POOL_HELD	0x10
 
 /**
  * struct kfdpool_query - ABI version, features and limits of the module
