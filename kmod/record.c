@@ -16,6 +16,8 @@ static struct kmem_cache *kfdpool_rec_cache;
 
 int kfdpool_rec_cache_init(void)
 {
+	/* Issue 14's bound on kernel memory per record. */
+	BUILD_BUG_ON(sizeof(struct kfdpool_rec) > 64);
 	kfdpool_rec_cache = KMEM_CACHE(kfdpool_rec, SLAB_ACCOUNT);
 	return kfdpool_rec_cache ? 0 : -ENOMEM;
 }
@@ -36,7 +38,7 @@ void kfdpool_rec_destroy(struct kfdpool_rec *rec)
  * pool's key, told apart by their last word.  (@id, @generation) never
  * repeats in a pool (the generation is a 64-bit counter), so neither does
  * a nonce, and without the key nobody can make one: a nonce is as good as
- * random bytes stored with the record, for no bytes and no entropy drawn.
+ * random bytes, for no entropy drawn per record.
  */
 static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
@@ -76,10 +78,10 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	r->magic = KFDPOOL_RECORD_MAGIC;
 	r->record_id = rec->id;
 	r->entry_id = rec->entry->id;
-	r->generation = lower_32_bits(rec->generation);
+	r->generation = rec->generation;
 	r->offset = rec->offset;
 	r->size = rec->size;
-	kfdpool_rec_nonce(pool, rec->id, rec->generation, r->nonce);
+	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
@@ -100,24 +102,21 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
-	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct kfdpool_rec *rec;
-	bool forged;
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
 	/* A record of an unpinned entry is revoked, though not erased yet. */
 	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
-	if (lower_32_bits(rec->generation) != r->generation)
+	if (rec->generation != r->generation)
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
 	    rec->size != r->size)
 		return ERR_PTR(-ENOENT);
-	kfdpool_rec_nonce(pool, rec->id, rec->generation, nonce);
-	forged = crypto_memneq(nonce, r->nonce, sizeof(nonce));
-	memzero_explicit(nonce, sizeof(nonce));
-	return forged ? ERR_PTR(-ENOENT) : rec;
+	if (crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+		return ERR_PTR(-ENOENT);
+	return rec;
 }
 
 /*
@@ -182,7 +181,8 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	if (ret < 0)
 		goto err_keep;
 	res->rec = NULL;
-	rec->generation = ++pool->generation;
+	kfdpool_rec_nonce(pool, rec->id, ++pool->generation, rec->nonce);
+	rec->generation = lower_32_bits(pool->generation);
 	rec->entry = entry;
 	rec->offset = e->offset;
 	rec->size = e->size;
