@@ -259,12 +259,16 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	n = i;
 
 	mutex_lock(&pool->lock);
+	/* A chunk's records recompute their shared paths once: cover.c. */
+	pool->cover_txn.deferred = true;
 	for (i = 0; i < n; i++) {
 		if (slots[i].status)
 			continue;
 		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i]);
 		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
 	}
+	kfdpool_pool_settle(pool);
+	pool->cover_txn.deferred = false;
 	mutex_unlock(&pool->lock);
 
 	for (i = 0; i < n; i++)

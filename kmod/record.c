@@ -54,7 +54,26 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	memzero_explicit(half, sizeof(half));
 }
 
-/* Free a live record; pool->lock held. */
+/**
+ * kfdpool_pool_settle() - count the coverage changes of this lock hold
+ * @pool: the pool, pool->lock held
+ *
+ * Exports and revokes in a deferred transaction (a batch chunk's) leave
+ * what they change in the used bytes to this (cover.c says why); whoever
+ * made them calls it before dropping the lock, so that nobody else sees
+ * @pool's transaction other than empty.
+ */
+void kfdpool_pool_settle(struct kfdpool_pool *pool)
+{
+	lockdep_assert_held(&pool->lock);
+	if (!pool->cover_txn.n)
+		return;
+	pool->used += kfdpool_cover_settle(&pool->cover_txn);
+	/* Exports only add, revokes only take away: no peak in between. */
+	pool->used_high = max(pool->used_high, pool->used);
+}
+
+/* Free a live record; pool->lock held.  Settle before unlocking. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
 	struct kfdpool_entry *entry = rec->entry;
@@ -62,7 +81,10 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= kfdpool_cover_del(&entry->cover, rec->offset, rec->size);
+	if (kfdpool_cover_txn_full(&pool->cover_txn))
+		kfdpool_pool_settle(pool);
+	pool->used -= kfdpool_cover_del(&pool->cover_txn, &entry->cover,
+					rec->offset, rec->size);
 	pool->nr_records--;
 	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
@@ -151,7 +173,10 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return res->rec ? 0 : -ENOMEM;
 }
 
-/* Make the record of @e with @res; pool->lock held.  0 or -errno. */
+/*
+ * Make the record of @e with @res; pool->lock held.  0 or -errno.  Settle
+ * before unlocking.
+ */
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 			  struct kfdpool_export_res *res)
 {
@@ -187,10 +212,12 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	rec->offset = e->offset;
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
-	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
-					spare);
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
+	if (kfdpool_cover_txn_full(&pool->cover_txn))
+		kfdpool_pool_settle(pool);
+	pool->used += kfdpool_cover_add(&pool->cover_txn, &entry->cover,
+					rec->offset, rec->size, spare);
 	pool->used_high = max(pool->used_high, pool->used);
+	kfdpool_bp_stash_keep(pool->bp_stash, spare);
 	pool->nr_records++;
 	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);
