@@ -110,6 +110,73 @@ static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
 }
 
 /*
+ * Copy the element at @uel (@usize bytes, the caller's) into @el.  An
+ * element of our size, the usual case, is copied straight into the slot
+ * with a constant size per command: hardened usercopy checks a copy into a
+ * heap object against its slab only when the size is not constant, at a
+ * cost that was a fifth of an element's.  A larger one goes through the
+ * stack.  Return: 0, -E2BIG (read, not to run: its tail is not zero) or
+ * -errno (not read).
+ */
+static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
+				 const char __user *uel, size_t ksize,
+				 size_t usize)
+{
+	union kfdpool_batch_elem tmp;
+	unsigned long left;
+	int err;
+
+	if (usize == ksize) {
+		switch (nr) {
+		case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
+			left = copy_from_user(&el->exp, uel, sizeof(el->exp));
+			break;
+		case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+			left = copy_from_user(&el->rev, uel, sizeof(el->rev));
+			break;
+		case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
+			left = copy_from_user(&el->imp, uel, sizeof(el->imp));
+			break;
+		default:
+			left = copy_from_user(&el->rel, uel, sizeof(el->rel));
+			break;
+		}
+		return left ? -EFAULT : 0;
+	}
+	err = copy_struct_from_user(&tmp, ksize, uel, usize);
+	/* One that asks for what we do not know is not run; its tail kept. */
+	if (err == -E2BIG && copy_from_user(&tmp, uel, ksize))
+		return -EFAULT;
+	if (err && err != -E2BIG)
+		return err;
+	*el = tmp;
+	return err;
+}
+
+/* Copy @el back to @uel: our size, whatever the caller's. */
+static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
+				  const union kfdpool_batch_elem *el)
+{
+	unsigned long left;
+
+	switch (nr) {
+	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
+		left = copy_to_user(uel, &el->exp, sizeof(el->exp));
+		break;
+	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
+		left = copy_to_user(uel, &el->rev, sizeof(el->rev));
+		break;
+	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
+		left = copy_to_user(uel, &el->imp, sizeof(el->imp));
+		break;
+	default:
+		left = copy_to_user(uel, &el->rel, sizeof(el->rel));
+		break;
+	}
+	return left ? -EFAULT : 0;
+}
+
+/*
  * Read the element at @uel into @sl (@ksize bytes here, @usize the
  * caller's) and prepare it.  Return: 0, or -errno when it could not be
  * read (the batch ends before it).
@@ -118,22 +185,13 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 			      struct kfdpool_batch_slot *sl,
 			      char __user *uel, size_t ksize, size_t usize)
 {
-	union kfdpool_batch_elem el;
 	int err;
 
 	kfdpool_fd_out_init(&sl->fdo);
 	kfdpool_export_res_init(&sl->xres);
-	/*
-	 * Through the stack: hardened usercopy checks a copy into a heap
-	 * object against its slab, at a cost that was most of an element's.
-	 */
-	err = copy_struct_from_user(&el, ksize, uel, usize);
-	/* One that asks for what we do not know is not run; its tail kept. */
-	if (err == -E2BIG && copy_from_user(&el, uel, ksize))
-		return -EFAULT;
+	err = kfdpool_batch_copy_in(nr, &sl->el, uel, ksize, usize);
 	if (err && err != -E2BIG)
 		return err;
-	sl->el = el;
 	sl->status = err ?: kfdpool_batch_prep(pf, nr, sl);
 	kfdpool_batch_status(nr, &sl->el, sl->status);
 	/*
@@ -159,13 +217,11 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
  * batch ends before it).
  */
 static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
-			       char __user *uel, size_t ksize)
+			       char __user *uel)
 {
-	union kfdpool_batch_elem el;
 	int err;
 
-	el = sl->el;
-	if (copy_to_user(uel, &el, ksize)) {
+	if (kfdpool_batch_copy_out(nr, uel, &sl->el)) {
 		kfdpool_fd_abort(&sl->fdo);
 		return -EFAULT;
 	}
@@ -179,7 +235,7 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 		return 0;
 	/* No fd, the import undone: say so in the element. */
 	kfdpool_batch_status(nr, &sl->el, err);
-	return copy_to_user(uel, &sl->el, ksize) ? -EFAULT : 0;
+	return kfdpool_batch_copy_out(nr, uel, &sl->el);
 }
 
 /*
@@ -203,19 +259,23 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	n = i;
 
 	mutex_lock(&pool->lock);
+	/* A chunk's records recompute their shared paths once: cover.c. */
+	pool->cover_txn.deferred = true;
 	for (i = 0; i < n; i++) {
 		if (slots[i].status)
 			continue;
 		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i]);
 		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
 	}
+	kfdpool_pool_settle(pool);
+	pool->cover_txn.deferred = false;
 	mutex_unlock(&pool->lock);
 
 	for (i = 0; i < n; i++)
 		kfdpool_export_finish(&slots[i].xres);
 	for (done = 0; done < n; done++) {
 		*err = kfdpool_batch_write(nr, &slots[done],
-					   uel + done * usize, ksize);
+					   uel + done * usize);
 		if (*err)
 			break;
 	}

@@ -14,6 +14,18 @@
  * read from the root.  Adding or removing a record touches two breakpoints
  * and their paths to the root: O(log n), whatever the records overlap.
  *
+ * The paths are not recomputed as each record comes and goes: the
+ * breakpoints a change stales are noted in the pool's transaction (struct
+ * kfdpool_cover_txn) and kfdpool_cover_settle() recomputes every node on
+ * their paths once, children first, before the pool's lock is dropped.  A
+ * batch's records of one entry share most of their paths (a path is ~2
+ * log2(n) nodes, and recomputing each in turn was most of an export's
+ * cost).  Meanwhile every node whose summary is stale is on the path of a
+ * noted breakpoint: a rotation gives the node taking another's place (the
+ * same subtree) that one's summary and recomputes the other from its
+ * children, which keeps that true; rb_erase_augmented()'s propagation only
+ * notes where it would have started.
+ *
  * Memory: 64 bytes per distinct breakpoint, so at most 128 per record and
  * none for a record whose start and end are breakpoints already (the same
  * pointer exported again, an allocation next to another).
@@ -31,6 +43,7 @@
  * @seglen: bytes from @x to the next breakpoint, 0 for the last
  * @delta: records starting at @x minus records ending at @x
  * @refs: records starting or ending at @x
+ * @dirty: noted in a transaction, or on the way to the root in a settle
  * @sum: of the subtree: sum of @delta
  * @minpref: of the subtree: least running sum of @delta, taken after each
  *	breakpoint in offset order
@@ -42,7 +55,8 @@ struct kfdpool_bp {
 	u64 x;
 	u64 seglen;
 	s32 delta;
-	u32 refs;
+	u32 refs:31;
+	u32 dirty:1;
 	s32 sum;
 	s32 minpref;
 	u64 minlen;
@@ -88,16 +102,62 @@ static void kfdpool_bp_compute(struct kfdpool_bp *bp)
 	bp->minlen = minlen;
 }
 
-/*
- * Recompute from @rb up to @stop.  No early exit when a summary comes out
- * unchanged: after an insertion the ancestors are recomputed from scratch.
- */
-static void kfdpool_bp_propagate(struct rb_node *rb, struct rb_node *stop)
+/* Recompute from @rb up to @stop. */
+static void kfdpool_bp_walk(struct rb_node *rb, struct rb_node *stop)
 {
 	while (rb != stop) {
 		kfdpool_bp_compute(kfdpool_bp_of(rb));
 		rb = rb_parent(rb);
 	}
+}
+
+/*
+ * Note @rb in @t: its path to the root is stale.  @rb NULL: @c changed,
+ * its bytes are to recount (even when no node is left to note).
+ */
+static void kfdpool_cover_note(struct kfdpool_cover_txn *t,
+			       struct kfdpool_cover *c, struct rb_node *rb)
+{
+	struct kfdpool_bp *bp = kfdpool_bp_of(rb);
+
+	if (bp && !t->deferred) {
+		kfdpool_bp_walk(rb, NULL);
+		return;
+	}
+	if (bp ? bp->dirty : c->noted)
+		return;
+	/* kfdpool_cover_txn_full() before each change leaves room. */
+	if (WARN_ON_ONCE(t->n == KFDPOOL_COVER_DIRTY))
+		return;
+	if (bp)
+		bp->dirty = 1;
+	else
+		c->noted = true;
+	t->d[t->n].c = c;
+	t->d[t->n].rb = rb;
+	t->n++;
+}
+
+/* What rb_erase_augmented()'s propagation notes in: see kfdpool_cover_erase(). */
+struct kfdpool_cover_erasing {
+	struct kfdpool_cover_txn *t;
+	struct kfdpool_cover *c;
+};
+
+static DEFINE_PER_CPU(struct kfdpool_cover_erasing *, kfdpool_cover_erasing);
+
+/*
+ * rb_erase_augmented()'s propagation, from @rb up to @stop: noted, to be
+ * recomputed with the rest at settle.
+ */
+static void kfdpool_bp_propagate(struct rb_node *rb, struct rb_node *stop)
+{
+	struct kfdpool_cover_erasing *e = this_cpu_read(kfdpool_cover_erasing);
+
+	if (!e->t->deferred)
+		kfdpool_bp_walk(rb, stop);
+	else if (rb && rb != stop)
+		kfdpool_cover_note(e->t, e->c, rb);
 }
 
 static void kfdpool_bp_copy(struct rb_node *rb_old, struct rb_node *rb_new)
@@ -145,7 +205,8 @@ static u64 kfdpool_cover_bytes(const struct kfdpool_cover *c)
  * Add @delta at offset @x, with the spare node @spare if @x is new (it is
  * then consumed: *spare set to NULL).
  */
-static void kfdpool_cover_add_bp(struct kfdpool_cover *c, u64 x, s32 delta,
+static void kfdpool_cover_add_bp(struct kfdpool_cover_txn *t,
+				 struct kfdpool_cover *c, u64 x, s32 delta,
 				 struct kfdpool_bp **spare)
 {
 	struct rb_node **link = &c->root.rb_node, *parent = NULL;
@@ -157,7 +218,7 @@ static void kfdpool_cover_add_bp(struct kfdpool_cover *c, u64 x, s32 delta,
 		if (x == bp->x) {
 			bp->delta += delta;
 			bp->refs++;
-			kfdpool_bp_propagate(&bp->rb, NULL);
+			kfdpool_cover_note(t, c, &bp->rb);
 			return;
 		}
 		if (x < bp->x) {
@@ -174,22 +235,44 @@ static void kfdpool_cover_add_bp(struct kfdpool_cover *c, u64 x, s32 delta,
 	bp->x = x;
 	bp->delta = delta;
 	bp->refs = 1;
+	bp->dirty = 0;
 	bp->seglen = succ ? succ->x - x : 0;
 	bp->sum = delta;
 	bp->minpref = delta;
 	bp->minlen = bp->seglen;
 	rb_link_node(&bp->rb, parent, link);
 	rb_insert_augmented(&bp->rb, &c->root, &kfdpool_bp_callbacks);
-	/* Rotations left the new node's ancestors stale: recompute them. */
-	kfdpool_bp_propagate(&bp->rb, NULL);
+	kfdpool_cover_note(t, c, &bp->rb);
 	if (pred) {
 		pred->seglen = x - pred->x;
-		kfdpool_bp_propagate(&pred->rb, NULL);
+		kfdpool_cover_note(t, c, &pred->rb);
 	}
 }
 
+/* Erase @bp, noting in @t the nodes that become stale. */
+static void kfdpool_cover_erase(struct kfdpool_cover_txn *t,
+				struct kfdpool_cover *c, struct kfdpool_bp *bp)
+{
+	struct kfdpool_cover_erasing e = { .t = t, .c = c };
+	unsigned int i;
+
+	/* A node going must not stay noted. */
+	if (bp->dirty) {
+		for (i = 0; i < t->n && t->d[i].rb != &bp->rb; i++)
+			;
+		if (!WARN_ON_ONCE(i == t->n))
+			t->d[i] = t->d[--t->n];
+	}
+	preempt_disable();
+	this_cpu_write(kfdpool_cover_erasing, &e);
+	rb_erase_augmented(&bp->rb, &c->root, &kfdpool_bp_callbacks);
+	this_cpu_write(kfdpool_cover_erasing, NULL);
+	preempt_enable();
+}
+
 /* Take @delta back at offset @x; the node goes when no record uses it. */
-static void kfdpool_cover_del_bp(struct kfdpool_cover *c, u64 x, s32 delta)
+static void kfdpool_cover_del_bp(struct kfdpool_cover_txn *t,
+				 struct kfdpool_cover *c, u64 x, s32 delta)
 {
 	struct rb_node *rb = c->root.rb_node;
 	struct kfdpool_bp *bp = NULL, *pred;
@@ -205,16 +288,16 @@ static void kfdpool_cover_del_bp(struct kfdpool_cover *c, u64 x, s32 delta)
 
 	bp->delta -= delta;
 	if (--bp->refs) {
-		kfdpool_bp_propagate(&bp->rb, NULL);
+		kfdpool_cover_note(t, c, &bp->rb);
 		return;
 	}
 	WARN_ON_ONCE(bp->delta);
 	pred = kfdpool_bp_of(rb_prev(&bp->rb));
-	rb_erase_augmented(&bp->rb, &c->root, &kfdpool_bp_callbacks);
+	kfdpool_cover_erase(t, c, bp);
 	if (pred) {
 		/* The predecessor's segment now runs to @bp's successor. */
 		pred->seglen = bp->seglen ? pred->seglen + bp->seglen : 0;
-		kfdpool_bp_propagate(&pred->rb, NULL);
+		kfdpool_cover_note(t, c, &pred->rb);
 	}
 	kmem_cache_free(kfdpool_bp_cache, bp);
 }
@@ -280,43 +363,171 @@ void kfdpool_cover_release(struct kfdpool_bp *spare[2])
 	spare[1] = NULL;
 }
 
+/* Most nodes one kfdpool_cover_add() or _del() notes: see kfdpool_cover_txn_full(). */
+#define KFDPOOL_COVER_NOTES	7
+
+/* Up to this many noted nodes, kfdpool_cover_fixup() walks each to the root. */
+#define KFDPOOL_COVER_WALK	4
+
+/**
+ * kfdpool_cover_txn_full() - whether @t must be settled before a change
+ * @t: the pool's transaction
+ *
+ * Return: true when one more kfdpool_cover_add() or kfdpool_cover_del()
+ * might not find room to note what it stales (the coverage, and per
+ * breakpoint: itself, its predecessor, and where an erase's propagation
+ * starts).
+ */
+bool kfdpool_cover_txn_full(const struct kfdpool_cover_txn *t)
+{
+	return t->n > KFDPOOL_COVER_DIRTY - KFDPOOL_COVER_NOTES;
+}
+
 /**
  * kfdpool_cover_add() - a record covers [@start, @start + @size)
+ * @t: the pool's transaction, not full (kfdpool_cover_txn_full())
  * @c: the entry's coverage
  * @start: offset
  * @size: bytes, > 0
- * @spare: from kfdpool_cover_take(); the nodes used are taken
+ * @spare: from kfdpool_bp_stash_take(); the nodes used are taken
  *
- * Return: how many bytes the coverage grew by.
+ * Return: how many bytes the coverage grew by; in a deferred transaction
+ * 0, what it grew by is counted at kfdpool_cover_settle().
  */
-u64 kfdpool_cover_add(struct kfdpool_cover *c, u64 start, u64 size,
-		      struct kfdpool_bp *spare[2])
+u64 kfdpool_cover_add(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
+		      u64 start, u64 size, struct kfdpool_bp *spare[2])
 {
 	u64 old = c->bytes;
 
-	kfdpool_cover_add_bp(c, start, 1, &spare[0]);
-	kfdpool_cover_add_bp(c, start + size, -1,
+	kfdpool_cover_add_bp(t, c, start, 1, &spare[0]);
+	kfdpool_cover_add_bp(t, c, start + size, -1,
 			     spare[0] ? &spare[0] : &spare[1]);
+	if (t->deferred) {
+		kfdpool_cover_note(t, c, NULL);
+		return 0;
+	}
 	c->bytes = kfdpool_cover_bytes(c);
 	return c->bytes - old;
 }
 
 /**
  * kfdpool_cover_del() - a record of [@start, @start + @size) goes
+ * @t: the pool's transaction, not full (kfdpool_cover_txn_full())
  * @c: the entry's coverage
  * @start: offset, as added
  * @size: bytes, as added
  *
- * Return: how many bytes the coverage shrank by.
+ * Return: how many bytes the coverage shrank by; in a deferred transaction
+ * 0, what it shrank by is counted at kfdpool_cover_settle().
  */
-u64 kfdpool_cover_del(struct kfdpool_cover *c, u64 start, u64 size)
+u64 kfdpool_cover_del(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
+		      u64 start, u64 size)
 {
 	u64 old = c->bytes;
 
-	kfdpool_cover_del_bp(c, start, 1);
-	kfdpool_cover_del_bp(c, start + size, -1);
+	kfdpool_cover_del_bp(t, c, start, 1);
+	kfdpool_cover_del_bp(t, c, start + size, -1);
+	if (t->deferred) {
+		kfdpool_cover_note(t, c, NULL);
+		return 0;
+	}
 	c->bytes = kfdpool_cover_bytes(c);
 	return old - c->bytes;
+}
+
+/*
+ * Recompute the @n nodes of @rb (noted, of one tree) and every node on
+ * their paths to the root, each once and after its children: the deepest
+ * first, each handing on to its parent unless that is on its way already
+ * (dirty).  A few nodes (one record's) walk up in turn instead: finding
+ * depths costs more than the nodes that may be recomputed twice.  Clears
+ * the nodes' dirty marks.
+ */
+static void kfdpool_cover_fixup(struct rb_node **rb, unsigned int n)
+{
+	unsigned int depth[KFDPOOL_COVER_DIRTY], deepest, i;
+	struct rb_node *up;
+
+	if (n <= KFDPOOL_COVER_WALK) {
+		/*
+		 * Latest first (a breakpoint a record added sits below the
+		 * one before it), each up to where another waits (dirty):
+		 * that one's walk goes on from there, after it.
+		 */
+		while (n--) {
+			up = rb[n];
+			do {
+				kfdpool_bp_compute(kfdpool_bp_of(up));
+				kfdpool_bp_of(up)->dirty = 0;
+				up = rb_parent(up);
+			} while (up && !kfdpool_bp_of(up)->dirty);
+		}
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		depth[i] = 0;
+		for (up = rb_parent(rb[i]); up; up = rb_parent(up))
+			depth[i]++;
+	}
+	while (n) {
+		deepest = 0;
+		for (i = 0; i < n; i++)
+			deepest = max(deepest, depth[i]);
+		for (i = 0; i < n;) {
+			if (depth[i] != deepest) {
+				i++;
+				continue;
+			}
+			kfdpool_bp_compute(kfdpool_bp_of(rb[i]));
+			kfdpool_bp_of(rb[i])->dirty = 0;
+			up = rb_parent(rb[i]);
+			if (up && !kfdpool_bp_of(up)->dirty) {
+				kfdpool_bp_of(up)->dirty = 1;
+				rb[i] = up;
+				depth[i]--;
+				i++;
+			} else {
+				n--;
+				rb[i] = rb[n];
+				depth[i] = depth[n];
+			}
+		}
+	}
+}
+
+/**
+ * kfdpool_cover_settle() - recompute what @t noted
+ * @t: the pool's transaction, left empty
+ *
+ * Return: how many bytes the coverages it touched grew by (negative: shrank).
+ */
+s64 kfdpool_cover_settle(struct kfdpool_cover_txn *t)
+{
+	struct rb_node *rb[KFDPOOL_COVER_DIRTY];
+	struct kfdpool_cover *c;
+	unsigned int i, n;
+	s64 grew = 0;
+	u64 old;
+
+	while (t->n) {
+		/* The nodes of one coverage; the rest wait for a later turn. */
+		c = t->d[0].c;
+		for (i = 0, n = 0; i < t->n;) {
+			if (t->d[i].c != c) {
+				i++;
+				continue;
+			}
+			if (t->d[i].rb)
+				rb[n++] = t->d[i].rb;
+			t->d[i] = t->d[--t->n];
+		}
+		kfdpool_cover_fixup(rb, n);
+		c->noted = false;
+		old = c->bytes;
+		c->bytes = kfdpool_cover_bytes(c);
+		grew += (s64)(c->bytes - old);
+	}
+	return grew;
 }
 
 /**

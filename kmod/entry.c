@@ -195,6 +195,7 @@ static u32 kfdpool_entry_detach(struct kfdpool_pool *pool,
 	u32 n = entry->nr_records;
 
 	lockdep_assert_held(&pool->lock);
+	WARN_ON_ONCE(pool->cover_txn.n);
 	list_splice_init(&entry->records, dead);
 	pool->used -= kfdpool_cover_take(&entry->cover, bps);
 	pool->nr_records -= n;

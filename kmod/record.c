@@ -16,6 +16,8 @@ static struct kmem_cache *kfdpool_rec_cache;
 
 int kfdpool_rec_cache_init(void)
 {
+	/* Issue 14's bound on kernel memory per record. */
+	BUILD_BUG_ON(sizeof(struct kfdpool_rec) > 64);
 	kfdpool_rec_cache = KMEM_CACHE(kfdpool_rec, SLAB_ACCOUNT);
 	return kfdpool_rec_cache ? 0 : -ENOMEM;
 }
@@ -36,7 +38,7 @@ void kfdpool_rec_destroy(struct kfdpool_rec *rec)
  * pool's key, told apart by their last word.  (@id, @generation) never
  * repeats in a pool (the generation is a 64-bit counter), so neither does
  * a nonce, and without the key nobody can make one: a nonce is as good as
- * random bytes stored with the record, for no bytes and no entropy drawn.
+ * random bytes, for no entropy drawn per record.
  */
 static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
@@ -52,7 +54,26 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	memzero_explicit(half, sizeof(half));
 }
 
-/* Free a live record; pool->lock held. */
+/**
+ * kfdpool_pool_settle() - count the coverage changes of this lock hold
+ * @pool: the pool, pool->lock held
+ *
+ * Exports and revokes in a deferred transaction (a batch chunk's) leave
+ * what they change in the used bytes to this (cover.c says why); whoever
+ * made them calls it before dropping the lock, so that nobody else sees
+ * @pool's transaction other than empty.
+ */
+void kfdpool_pool_settle(struct kfdpool_pool *pool)
+{
+	lockdep_assert_held(&pool->lock);
+	if (!pool->cover_txn.n)
+		return;
+	pool->used += kfdpool_cover_settle(&pool->cover_txn);
+	/* Exports only add, revokes only take away: no peak in between. */
+	pool->used_high = max(pool->used_high, pool->used);
+}
+
+/* Free a live record; pool->lock held.  Settle before unlocking. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
 	struct kfdpool_entry *entry = rec->entry;
@@ -60,7 +81,10 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	lockdep_assert_held(&pool->lock);
 	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
-	pool->used -= kfdpool_cover_del(&entry->cover, rec->offset, rec->size);
+	if (kfdpool_cover_txn_full(&pool->cover_txn))
+		kfdpool_pool_settle(pool);
+	pool->used -= kfdpool_cover_del(&pool->cover_txn, &entry->cover,
+					rec->offset, rec->size);
 	pool->nr_records--;
 	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
@@ -76,10 +100,10 @@ static void kfdpool_rec_encode(struct kfdpool_pool *pool,
 	r->magic = KFDPOOL_RECORD_MAGIC;
 	r->record_id = rec->id;
 	r->entry_id = rec->entry->id;
-	r->generation = lower_32_bits(rec->generation);
+	r->generation = rec->generation;
 	r->offset = rec->offset;
 	r->size = rec->size;
-	kfdpool_rec_nonce(pool, rec->id, rec->generation, r->nonce);
+	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
@@ -100,24 +124,21 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
-	u8 nonce[KFDPOOL_NONCE_LEN];
 	struct kfdpool_rec *rec;
-	bool forged;
 
 	lockdep_assert_held(&pool->lock);
 	rec = xa_load(&pool->records, r->record_id);
 	/* A record of an unpinned entry is revoked, though not erased yet. */
 	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
-	if (lower_32_bits(rec->generation) != r->generation)
+	if (rec->generation != r->generation)
 		return ERR_PTR(-ESTALE);
 	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
 	    rec->size != r->size)
 		return ERR_PTR(-ENOENT);
-	kfdpool_rec_nonce(pool, rec->id, rec->generation, nonce);
-	forged = crypto_memneq(nonce, r->nonce, sizeof(nonce));
-	memzero_explicit(nonce, sizeof(nonce));
-	return forged ? ERR_PTR(-ENOENT) : rec;
+	if (crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+		return ERR_PTR(-ENOENT);
+	return rec;
 }
 
 /*
@@ -152,7 +173,10 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return res->rec ? 0 : -ENOMEM;
 }
 
-/* Make the record of @e with @res; pool->lock held.  0 or -errno. */
+/*
+ * Make the record of @e with @res; pool->lock held.  0 or -errno.  Settle
+ * before unlocking.
+ */
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 			  struct kfdpool_export_res *res)
 {
@@ -182,15 +206,18 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	if (ret < 0)
 		goto err_keep;
 	res->rec = NULL;
-	rec->generation = ++pool->generation;
+	kfdpool_rec_nonce(pool, rec->id, ++pool->generation, rec->nonce);
+	rec->generation = lower_32_bits(pool->generation);
 	rec->entry = entry;
 	rec->offset = e->offset;
 	rec->size = e->size;
 	list_add_tail(&rec->node, &entry->records);
-	pool->used += kfdpool_cover_add(&entry->cover, rec->offset, rec->size,
-					spare);
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
+	if (kfdpool_cover_txn_full(&pool->cover_txn))
+		kfdpool_pool_settle(pool);
+	pool->used += kfdpool_cover_add(&pool->cover_txn, &entry->cover,
+					rec->offset, rec->size, spare);
 	pool->used_high = max(pool->used_high, pool->used);
+	kfdpool_bp_stash_keep(pool->bp_stash, spare);
 	pool->nr_records++;
 	entry->nr_records++;
 	kfdpool_rec_encode(pool, rec, &e->record);

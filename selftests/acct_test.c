@@ -514,6 +514,8 @@ TEST_F(acct, held_by_importer_after_pool_closed)
 	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
 }
 
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
 /* Bytes covered by the union of intervals [off[i], off[i] + len[i]). */
 static __u64 union_bytes(const __u64 *off, const __u64 *len, int n)
 {
@@ -609,6 +611,106 @@ TEST_F(acct, used_bytes_count_overlaps_once)
 		ASSERT_EQ(want, st.used_bytes) TH_LOG("step %d, %d records", i,
 						      n);
 		ASSERT_EQ(high, st.used_high) TH_LOG("step %d", i);
+	}
+	close(p);
+}
+
+/*
+ * The same through the batch ioctls, whose chunks recompute the coverage
+ * once per lock hold (kmod/cover.c): batches of exports and of revokes of
+ * random records over three entries, used bytes and their high-water mark
+ * against the model after each batch.
+ */
+TEST_F(acct, used_bytes_count_overlaps_once_in_batches)
+{
+	enum { BIG = 1 << 20, NE = 3, NLIVE = 96, MAXB = 40 };
+	struct kfdpool_export ex[MAXB];
+	struct kfdpool_revoke rv[MAXB];
+	struct kfdpool_record rec[NLIVE];
+	__u64 off[NLIVE], len[NLIVE], eoff[NLIVE], elen[NLIVE];
+	int ent[NLIVE], eid[NE], p, buf, i, j, k, m, n = 0, step;
+	struct kfdpool_pool_stats st;
+	struct kfdpool_batch b;
+	uint64_t seed = 0xba7c4;
+	__u64 want, high = 0;
+
+	p = kfd_pool_new("used-batch");
+	ASSERT_LE(0, p);
+	for (i = 0; i < NE; i++) {
+		buf = kfd_dmabuf_new(BIG);
+		ASSERT_LE(0, buf);
+		eid[i] = kfd_pin(p, buf, 0);
+		ASSERT_LT(0, eid[i]);
+		close(buf);
+	}
+	for (step = 0; step < 200; step++) {
+		memset(&b, 0, sizeof(b));
+		if (n < NLIVE / 2 || (n < NLIVE - MAXB && kfd_rand(&seed) % 2)) {
+			m = kfd_rand(&seed) % MAXB + 1;
+			for (i = 0; i < m; i++) {
+				__u64 a = kfd_rand(&seed) % 64 * (BIG / 64);
+				__u64 l = (kfd_rand(&seed) % 8 + 1) * (BIG / 64);
+
+				if (kfd_rand(&seed) % 4 == 0)
+					a += kfd_rand(&seed) % 4096;
+				if (a >= BIG)
+					a = BIG - 1;
+				if (l > BIG - a)
+					l = BIG - a;
+				k = kfd_rand(&seed) % NE;
+				ex[i] = (struct kfdpool_export){
+					.entry_id = eid[k], .offset = a,
+					.size = l };
+				off[n + i] = a;
+				len[n + i] = l;
+				ent[n + i] = k;
+			}
+			b.ops = (uintptr_t)ex;
+			b.count = m;
+			b.elem_size = sizeof(ex[0]);
+			ASSERT_EQ(m, ioctl(p, KFDPOOL_IOC_EXPORT_BATCH, &b));
+			for (i = 0; i < m; i++) {
+				ASSERT_EQ(0, ex[i].status);
+				rec[n + i] = ex[i].record;
+			}
+			n += m;
+		} else {
+			m = kfd_rand(&seed) % (n < MAXB ? n : MAXB) + 1;
+			/* m distinct live records, moved to the end. */
+			for (i = 0; i < m; i++) {
+				k = kfd_rand(&seed) % (n - i);
+				j = n - 1 - i;
+				SWAP(rec[k], rec[j]);
+				SWAP(off[k], off[j]);
+				SWAP(len[k], len[j]);
+				SWAP(ent[k], ent[j]);
+				rv[i] = (struct kfdpool_revoke){ .record = rec[j] };
+			}
+			b.ops = (uintptr_t)rv;
+			b.count = m;
+			b.elem_size = sizeof(rv[0]);
+			ASSERT_EQ(m, ioctl(p, KFDPOOL_IOC_REVOKE_BATCH, &b));
+			for (i = 0; i < m; i++)
+				ASSERT_EQ(0, rv[i].status);
+			n -= m;
+		}
+		want = 0;
+		for (k = 0; k < NE; k++) {
+			for (i = 0, j = 0; i < n; i++) {
+				if (ent[i] != k)
+					continue;
+				eoff[j] = off[i];
+				elen[j++] = len[i];
+			}
+			want += union_bytes(eoff, elen, j);
+		}
+		if (want > high)
+			high = want;
+		ASSERT_EQ(0, kfd_stats(p, &st));
+		ASSERT_EQ(n, st.records);
+		ASSERT_EQ(want, st.used_bytes) TH_LOG("step %d, %d records",
+						      step, n);
+		ASSERT_EQ(high, st.used_high) TH_LOG("step %d", step);
 	}
 	close(p);
 }
