@@ -153,7 +153,13 @@ static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
 	return err;
 }
 
-/* Copy @el back to @uel: our size, whatever the caller's. */
+/*
+ * Copy the outputs of @el back to @uel (what the caller wrote of its
+ * inputs stays as it was): the record and status of an export, the status
+ * of a revoke or release, the fd and what follows it of an import.  Only
+ * outputs, a third of the bytes or less but for exports, and with
+ * constant sizes (see kfdpool_batch_copy_in()).
+ */
 static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
 				  const union kfdpool_batch_elem *el)
 {
@@ -161,16 +167,24 @@ static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
 
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		left = copy_to_user(uel, &el->exp, sizeof(el->exp));
+		left = copy_to_user(uel + offsetof(struct kfdpool_export, record),
+				    &el->exp.record,
+				    offsetofend(struct kfdpool_export, status) -
+				    offsetof(struct kfdpool_export, record));
 		break;
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		left = copy_to_user(uel, &el->rev, sizeof(el->rev));
+		left = put_user(el->rev.status, (int __user *)(uel +
+				offsetof(struct kfdpool_revoke, status)));
 		break;
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		left = copy_to_user(uel, &el->imp, sizeof(el->imp));
+		left = copy_to_user(uel + offsetof(struct kfdpool_import, fd),
+				    &el->imp.fd,
+				    offsetofend(struct kfdpool_import, status) -
+				    offsetof(struct kfdpool_import, fd));
 		break;
 	default:
-		left = copy_to_user(uel, &el->rel, sizeof(el->rel));
+		left = put_user(el->rel.status, (int __user *)(uel +
+				offsetof(struct kfdpool_release, status)));
 		break;
 	}
 	return left ? -EFAULT : 0;
