@@ -163,10 +163,15 @@ static hipError_t scenario(struct run *r)
 	return hipSuccess;
 }
 
-/* Free and destroy whatever @r holds but its stream; 0, or a mask of
- * what failed. */
+/*
+ * Free and destroy whatever @r holds but its stream; 0, or a mask of what
+ * failed.  Before the pool goes, with nothing allocated nor imported,
+ * trimmed, it must have no chunk left in the kernel: a failed call that
+ * left an entry pinned behind the library's back shows here.
+ */
 static int undo(struct run *r)
 {
+	struct kfdpool_pool_stats st;
 	hipStream_t s = r->s;
 	int bad = 0, i;
 
@@ -175,14 +180,19 @@ static int undo(struct run *r)
 	for (i = 0; i < 2; i++)
 		if (r->iq[i])
 			bad |= hipFree(r->iq[i]) ? 2 : 0;
-	if (r->p)
-		bad |= hipFree(r->p) ? 4 : 0;
-	if (r->q)
-		bad |= hipFree(r->q) ? 8 : 0;
 	if (r->imp)
-		bad |= hipMemPoolDestroy(r->imp) ? 16 : 0;
-	if (r->pool)
-		bad |= hipMemPoolDestroy(r->pool) ? 32 : 0;
+		bad |= hipMemPoolDestroy(r->imp) ? 4 : 0;
+	if (r->p)
+		bad |= hipFree(r->p) ? 8 : 0;
+	if (r->q)
+		bad |= hipFree(r->q) ? 16 : 0;
+	if (r->pool) {
+		if (hipMemPoolTrimTo(r->pool, 0) ||
+		    kfdpoolMemPoolGetStats(r->pool, &st) || st.entries ||
+		    st.reserved_bytes)
+			bad |= 32;
+		bad |= hipMemPoolDestroy(r->pool) ? 64 : 0;
+	}
 	if (r->fd >= 0)
 		close(r->fd);
 	memset(r, 0, sizeof(*r));
@@ -260,7 +270,8 @@ static const char *default_backend(void)
 static int sweep_child(long n)
 {
 	struct run r = { .fd = -1 };
-	int bufs, ret;
+	const char *r_step;
+	int bufs, ret, i;
 	hipError_t e;
 
 	dl_iterate_phdr(find_libs, NULL);
@@ -289,6 +300,7 @@ static int sweep_child(long n)
 	if (getenv("KFDPOOL_NOMEM_TRACE"))
 		fprintf(stderr, "allocation %ld: %s %d\n", n,
 			r.step ?: "scenario", (int)e);
+	r_step = r.step ? r.step : "scenario";
 	/* A passing shortage must not pick another backend for the pool. */
 	if (r.backend && default_backend() &&
 	    strcmp(r.backend, default_backend())) {
@@ -296,8 +308,12 @@ static int sweep_child(long n)
 			"not %s\n", n, r.backend, default_backend());
 		ret = SWEEP_OTHER_BACKEND;
 	}
-	if (undo(&r))
+	i = undo(&r);
+	if (i) {
+		fprintf(stderr, "allocation %ld (%s): undo failed (%#x)\n", n,
+			r_step, i);
 		return SWEEP_UNDO;
+	}
 	if (ret != SWEEP_WRONG_ERROR) {
 		e = scenario(&r);
 		if (e) {
@@ -305,8 +321,12 @@ static int sweep_child(long n)
 				"%d\n", n, r.step, (int)e);
 			ret = SWEEP_NO_RECOVERY;
 		}
-		if (undo(&r))
+		i = undo(&r);
+		if (i) {
+			fprintf(stderr, "allocation %ld: undo after the clean "
+				"run failed (%#x)\n", n, i);
 			return SWEEP_UNDO;
+		}
 	}
 	hipStreamDestroy(r.s);
 	if (ret != SWEEP_WRONG_ERROR &&
