@@ -589,6 +589,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
 	EXPECT_EQ(2 << 20, st.used_bytes);
 	EXPECT_EQ(2 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(st.used_high, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
 	EXPECT_EQ(st.reserved_bytes, lh_attr(self->imp, hipMemPoolAttrReservedMemCurrent));
 	/* Current figures are read-only. */
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
@@ -613,6 +614,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 	EXPECT_EQ(st.reserved_high, v);
 	/* The kernel's used mark was reset too: p[3]'s record is left. */
 	EXPECT_EQ(1 << 20, st.used_high);
+	EXPECT_EQ(1 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
 	/* Reuse flags: booleans, stored. */
 	for (i = hipMemPoolReuseFollowEventDependencies;
 	     i <= hipMemPoolReuseAllowInternalDependencies; i++) {

@@ -326,6 +326,8 @@ static hipError_t set_peer(void *pool)
 TEST_F(dev, set_access_maps_peers_with_the_runtime)
 {
 	hipMemLocation dev0 = { hipMemLocationTypeDevice, 0 };
+	hipMemLocation dev1 = { hipMemLocationTypeDevice, 1 };
+	hipMemLocation host = { hipMemLocationTypeHost, 0 };
 	hipMemAccessFlags f;
 	hipMemPool_t pool;
 	size_t gran = 1 << 20;
@@ -340,6 +342,13 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 		TH_LOG("%s", logs);
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev0));
 	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	/* Its own device always; the host never (not CPU-mapped). */
+	f = hipMemAccessFlagsProtNone;
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev1));
+	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	f = hipMemAccessFlagsProtReadWrite;
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &host));
+	EXPECT_EQ(hipMemAccessFlagsProtNone, f);
 	/* A chunk reserved later is mapped for the peer too. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, gran, pool, NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
