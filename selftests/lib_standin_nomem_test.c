@@ -20,6 +20,10 @@
  *   - once memory is back, everything made so far is freed and destroyed,
  *     the whole scenario then works, and the process holds the fds and
  *     dma-bufs it held before (nothing half-made stays).
+ *
+ * KFDPOOL_NOMEM_TRACE=1 says on stderr, for each N, which library object
+ * and offset made the failed allocation (addr2line names the line) and
+ * which call answered what.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -297,10 +301,10 @@ static int sweep_child(long n)
 			(int)e);
 	if (ret == SWEEP_DONE && e)
 		return SWEEP_WRONG_ERROR;
-	if (getenv("KFDPOOL_NOMEM_TRACE"))
-		fprintf(stderr, "allocation %ld: %s %d\n", n,
-			r.step ?: "scenario", (int)e);
 	r_step = r.step ? r.step : "scenario";
+	if (getenv("KFDPOOL_NOMEM_TRACE"))
+		fprintf(stderr, "allocation %ld: %s answered %d\n", n, r_step,
+			(int)e);
 	/* A passing shortage must not pick another backend for the pool. */
 	if (r.backend && default_backend() &&
 	    strcmp(r.backend, default_backend())) {
