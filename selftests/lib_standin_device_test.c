@@ -305,12 +305,12 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 		TH_LOG("%s", logs);
 }
 
-TEST_F(dev, importer_maps_by_bus_id_and_the_runtime_knows_it)
+TEST_F_TIMEOUT(dev, importer_maps_by_bus_id_and_the_runtime_knows_it, 300)
 {
 	EXPECT_EQ(0, share_with_importer(_metadata, NULL));
 }
 
-TEST_F(dev, a_runtime_that_takes_the_fd_is_left_it)
+TEST_F_TIMEOUT(dev, a_runtime_that_takes_the_fd_is_left_it, 300)
 {
 	EXPECT_EQ(0, share_with_importer(_metadata, "KFDPOOL_STANDIN_TAKE_FD=1"));
 }
@@ -472,7 +472,7 @@ static int dmabuf_child(void)
 	return dmabuf_errors();
 }
 
-TEST_F(dev, rocr_5_6_path_exports_with_hsa)
+TEST_F_TIMEOUT(dev, rocr_5_6_path_exports_with_hsa, 300)
 {
 	int st;
 	pid_t pid = fork();
@@ -495,7 +495,7 @@ TEST_F(dev, rocr_5_6_path_exports_with_hsa)
  * back in reverse order, and the pool is as before: its one chunk of room
  * (maxSize) is still there for the next allocation.
  */
-TEST_F(dev, a_runtime_error_fails_the_chunk_and_undoes_it)
+TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
 {
 	static const struct {
 		const char *call;	/* the runtime call that fails */
