@@ -6,6 +6,7 @@
  * and the same pool figures; batches longer than KFDPOOL_BATCH_MAX are
  * sliced; the per-thread ring survives fork and goes with its thread.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -338,21 +339,27 @@ TEST(ring_after_fork)
 	close(ctl);
 }
 
-/* Rings of this process (their fds). */
+/* Rings of this process (their fds), from one read of /proc/self/fd. */
 static int nrings(void)
 {
-	char path[64], link[64];
-	int fd, n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	char link[64];
+	struct dirent *e;
 	ssize_t len;
+	int n = 0;
 
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (len <= 0)
 			continue;
 		link[len] = 0;
 		n += !strcmp(link, "anon_inode:[io_uring]");
 	}
+	closedir(d);
 	return n;
 }
 
