@@ -30,6 +30,9 @@
  *               (closes it) with KFDPOOL_STANDIN_TAKE_FD=1, as CUDA does
  *   copies      hipMemcpy/hipMemset refuse "device" pointers it does not
  *               know, as a runtime would treat them as unknown
+ *   failures    kfdpool_standin_fail: the next call of a named function
+ *               answers an error (or a wrong answer), for the library's
+ *               error paths
  */
 #ifdef STANDIN_HSA
 
@@ -130,6 +133,53 @@ API size_t kfdpool_standin_log(char *buf, size_t len)
 	return n;
 }
 
+/* ---- failures on command ---- */
+
+static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
+static char fail_name[64];
+static int fail_skip, fail_err, fail_made = 1;
+
+API int kfdpool_standin_fail(const char *name, int skip, int err)
+{
+	int made;
+
+	pthread_mutex_lock(&fail_mu);
+	made = fail_made;
+	snprintf(fail_name, sizeof(fail_name), "%s", name ? name : "");
+	fail_skip = skip;
+	fail_err = err;
+	fail_made = !name;
+	pthread_mutex_unlock(&fail_mu);
+	return made;
+}
+
+/* Whether this call of @name is to fail: 0, or the error to answer. */
+static int failing(const char *name)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&fail_mu);
+	if (fail_name[0] && !strcmp(fail_name, name) && !fail_skip--) {
+		err = fail_err;
+		fail_name[0] = 0;
+		fail_made = 1;
+	}
+	pthread_mutex_unlock(&fail_mu);
+	if (err) {
+		pthread_mutex_lock(&mu);
+		say("%s fails (%d)", name, err);
+		pthread_mutex_unlock(&mu);
+	}
+	return err;
+}
+
+#define FAIL_POINT(name) \
+	do { \
+		int fail_ = failing(name); \
+		if (fail_ > 0) \
+			return (hipError_t)fail_; \
+	} while (0)
+
 /* ---- devices ---- */
 
 static char busids[MAXDEV][16];
@@ -164,6 +214,7 @@ API hipError_t hipGetDevice(int *d)
 {
 	int n;
 
+	FAIL_POINT("hipGetDevice");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	*d = cur_dev;
@@ -174,6 +225,7 @@ API hipError_t hipSetDevice(int d)
 {
 	int n;
 
+	FAIL_POINT("hipSetDevice");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	if (d < 0 || d >= n)
@@ -194,6 +246,7 @@ API hipError_t hipDeviceGetPCIBusId(char *buf, int len, int dev)
 {
 	int n;
 
+	FAIL_POINT("hipDeviceGetPCIBusId");
 	if (hipGetDeviceCount(&n) || dev < 0 || dev >= n || len < 13)
 		return hipErrorInvalidDevice;
 	/* clr spells the hex digits in upper case at times: so do we. */
@@ -208,6 +261,7 @@ API hipError_t hipDeviceGetByPCIBusId(int *dev, const char *id)
 {
 	int n, i;
 
+	FAIL_POINT("hipDeviceGetByPCIBusId");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	for (i = 0; i < n; i++) {
@@ -363,6 +417,7 @@ API hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned int flags)
 {
 	int i;
 
+	FAIL_POINT("hipEventCreateWithFlags");
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < MAXEVENTS && events[i].used; i++)
 		;
@@ -403,6 +458,7 @@ static hipError_t record(hipEvent_t h, hipStream_t sh, const char *name)
 	struct sstream *s;
 	struct sevent *e;
 
+	FAIL_POINT(name);
 	pthread_mutex_lock(&mu);
 	e = event_of(h);
 	s = stream_of(sh);
@@ -460,6 +516,7 @@ static hipError_t wait_event(hipStream_t sh, hipEvent_t h, unsigned int flags,
 	struct sstream *s;
 	struct sevent *e;
 
+	FAIL_POINT(name);
 	pthread_mutex_lock(&mu);
 	s = stream_of(sh);
 	e = event_of(h);
@@ -595,6 +652,7 @@ static hipError_t malloc_dev(void **p, size_t size, const char *name)
 
 	if (!p || !size)
 		return hipErrorInvalidValue;
+	FAIL_POINT(name);
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	pthread_mutex_lock(&mu);
@@ -629,13 +687,19 @@ API int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 {
 	struct smem *m;
 	int r = 0x1001;		/* HSA_STATUS_ERROR_INVALID_ARGUMENT */
+	int fail = failing("hsa_amd_portable_export_dmabuf");
 
+	if (fail > 0)
+		return fail;
 	pthread_mutex_lock(&mu);
 	m = mem_at(ptr);
 	if (m && m->kind == M_MALLOC &&
 	    (const char *)ptr + size <= (char *)m->p + m->size) {
 		*fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
 		*off = (const char *)ptr - (char *)m->p;
+		/* As for memory suballocated from a larger buffer. */
+		if (fail == KFDPOOL_STANDIN_WRONG)
+			*off += 4096;
 		say("hsa_amd_portable_export_dmabuf dev%d %zu off %llu", m->dev,
 		    size, (unsigned long long)*off);
 		r = 0;
@@ -660,6 +724,7 @@ API hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *h, size_t size,
 	hipError_t r = hipErrorOutOfMemory;
 	int n;
 
+	FAIL_POINT("hipMemCreate");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	if (!h || !size || flags || !prop ||
@@ -698,9 +763,11 @@ API hipError_t hipMemGetAllocationGranularity(size_t *g,
 API hipError_t hipMemAddressReserve(void **p, size_t size, size_t align,
 				    void *addr, unsigned long long flags)
 {
-	void *v = mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE, -1, 0);
+	void *v;
 
+	FAIL_POINT("hipMemAddressReserve");
+	v = mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
 	if (v == MAP_FAILED)
 		return hipErrorOutOfMemory;
 	*p = v;
@@ -717,6 +784,7 @@ API hipError_t hipMemMap(void *p, size_t size, size_t off,
 	struct smem *v = (struct smem *)h, *m;
 	hipError_t r = hipErrorInvalidValue;
 
+	FAIL_POINT("hipMemMap");
 	pthread_mutex_lock(&mu);
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM &&
 	    off + size <= v->size && (m = mem_new(M_MAP))) {
@@ -744,6 +812,7 @@ API hipError_t hipMemSetAccess(void *p, size_t size, const hipMemAccessDesc *d,
 	size_t i;
 	int n;
 
+	FAIL_POINT("hipMemSetAccess");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	pthread_mutex_lock(&mu);
@@ -771,11 +840,16 @@ API hipError_t hipMemExportToShareableHandle(void *out,
 {
 	struct smem *v = (struct smem *)h;
 	hipError_t r = hipErrorInvalidValue;
+	int fail = failing("hipMemExportToShareableHandle");
 
+	if (fail > 0)
+		return (hipError_t)fail;
 	pthread_mutex_lock(&mu);
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM && !flags &&
 	    type == hipMemHandleTypePosixFileDescriptor) {
-		*(int *)out = fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
+		*(int *)out = fail == KFDPOOL_STANDIN_WRONG ?
+			      memfd_create("not-a-dma-buf", MFD_CLOEXEC) :
+			      fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
 		say("hipMemExportToShareableHandle dev%d", v->dev);
 		r = hipSuccess;
 	}
@@ -833,6 +907,7 @@ API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 	hipError_t r = hipErrorOutOfMemory;
 	int n;
 
+	FAIL_POINT("hipImportExternalMemory");
 	if (hipGetDeviceCount(&n))
 		return hipErrorNoDevice;
 	if (!out || !d || d->type != hipExternalMemoryHandleTypeOpaqueFd ||
@@ -869,6 +944,7 @@ API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
 	hipError_t r = hipErrorInvalidValue;
 	void *v;
 
+	FAIL_POINT("hipExternalMemoryGetMappedBuffer");
 	pthread_mutex_lock(&mu);
 	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT && bd &&
 	    !bd->flags && bd->offset + bd->size <= x->size &&

@@ -33,6 +33,19 @@ size_t kfdpool_standin_log(char *buf, size_t len);
 int kfdpool_standin_device_of(const void *p);
 /* Open file descriptors the stand-in holds (imports, exports). */
 int kfdpool_standin_fds(void);
+/*
+ * The call of the stand-in's function @name that follows @skip more calls
+ * of it answers @err instead of doing anything (for
+ * hsa_amd_portable_export_dmabuf, @err is its HSA status); NULL forgets a
+ * failure not yet made.  KFDPOOL_STANDIN_WRONG makes that call succeed
+ * with a wrong answer instead, one a runtime could give:
+ * hipMemExportToShareableHandle hands out an fd that is no dma-buf (a
+ * memfd), hsa_amd_portable_export_dmabuf a dma-buf holding more than the
+ * range asked for (a nonzero offset).  Returns whether the failure set
+ * before was made.
+ */
+#define KFDPOOL_STANDIN_WRONG (-1)
+int kfdpool_standin_fail(const char *name, int skip, int err);
 
 /* The rest of the runtime the tests use. */
 #define hipMemcpyHostToDevice 1

@@ -4,8 +4,10 @@
  * the same randomised script of valid and invalid elements run over single
  * ioctls, the batch ioctls and io_uring gives the same per-element results
  * and the same pool figures; batches longer than KFDPOOL_BATCH_MAX are
- * sliced; the per-thread ring survives fork.
+ * sliced; the per-thread ring survives fork and goes with its thread.
  */
+#include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include <kfdpool.h>
@@ -333,6 +335,85 @@ TEST(ring_after_fork)
 	EXPECT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
 	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
 	close(pool);
+	close(d);
+	close(ctl);
+}
+
+/* Rings of this process (their fds), from one read of /proc/self/fd. */
+static int nrings(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char link[64];
+	struct dirent *e;
+	ssize_t len;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		n += !strcmp(link, "anon_inode:[io_uring]");
+	}
+	closedir(d);
+	return n;
+}
+
+struct ring_thread {
+	int pool;
+	uint32_t entry;
+	int ret, rings;
+};
+
+static void *export_in_thread(void *arg)
+{
+	struct ring_thread *t = arg;
+	struct kfdpool_export ex = { .entry_id = t->entry, .size = 4096 };
+
+	t->ret = kfdpool_exportv(t->pool, &ex, 1) == 1 && !ex.status &&
+		 kfdpool_last_batch_mode() == KFDPOOL_BATCH_URING ? 0 : -1;
+	t->rings = nrings();
+	return NULL;
+}
+
+/* Each thread's ring is its own, and goes when the thread ends. */
+TEST(a_threads_ring_goes_with_it)
+{
+	struct kfdpool_export ex = { 0 };
+	struct ring_thread t;
+	int ctl, d, before, i;
+	pthread_t th;
+
+	ctl = kfdpool_open();
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	d = kfd_dmabuf_new(ENT_SIZE);
+	if (d < 0)
+		SKIP(return, "no dma-buf exporter");
+	t.pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "rings",
+				     NULL);
+	ASSERT_LE(0, t.pool);
+	ASSERT_EQ(0, kfdpool_pin(t.pool, d, 0, NULL, &t.entry));
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
+	ex.entry_id = t.entry;
+	ex.size = 4096;
+	if (kfdpool_exportv(t.pool, &ex, 1) == -EOPNOTSUPP)
+		SKIP(return, "io_uring commands not available");
+	before = nrings();
+	ASSERT_LE(1, before);	/* this thread's */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pthread_create(&th, NULL, export_in_thread, &t));
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		EXPECT_EQ(0, t.ret);
+		EXPECT_EQ(before + 1, t.rings);
+		EXPECT_EQ(before, nrings());
+	}
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(t.pool);
 	close(d);
 	close(ctl);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
@@ -472,6 +473,49 @@ TEST_F(pool, corrupted_export_data)
 	EXPECT_EQ(hipSuccess, hipFree(p));
 }
 
+/*
+ * One kfdpoolExportPointers call with pointers of two pools, and the same
+ * new pointer twice: each pool's records are made in its own batch, and
+ * the pointer gets one record (the copy the kernel made is revoked), the
+ * same for both elements.
+ */
+TEST_F(pool, export_pointers_of_two_pools_and_a_pointer_twice)
+{
+	hipMemPoolPtrExportData d[4];
+	struct kfdpool_pool_stats st;
+	hipError_t res[4];
+	hipMemPool_t other;
+	void *p, *q, *ptrs[4], *r;
+
+	ASSERT_EQ(hipSuccess, lh_pool(&other, hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, 4096, other, NULL));
+	ptrs[0] = p;
+	ptrs[1] = p;
+	ptrs[2] = q;
+	ptrs[3] = p;
+	ASSERT_EQ(hipSuccess, kfdpoolExportPointers(d, ptrs, 4, res));
+	EXPECT_EQ(hipSuccess, res[0]);
+	EXPECT_EQ(hipSuccess, res[1]);
+	EXPECT_EQ(hipSuccess, res[2]);
+	EXPECT_EQ(hipSuccess, res[3]);
+	EXPECT_EQ(0, memcmp(&d[0], &d[1], sizeof(d[0])));
+	EXPECT_EQ(0, memcmp(&d[0], &d[3], sizeof(d[0])));
+	EXPECT_NE(0, memcmp(&d[0], &d[2], sizeof(d[0])));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
+	EXPECT_EQ(1, st.records);
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(other, &st));
+	EXPECT_EQ(1, st.records);
+	/* The record kept is the one that imports. */
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&r, self->imp, &d[1]));
+	memset(p, 0x5c, 64);
+	EXPECT_EQ(0x5c, *(unsigned char *)r);
+	EXPECT_EQ(hipSuccess, hipFree(r));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(other));
+}
+
 TEST_F(pool, export_data_of_another_pool)
 {
 	hipMemPoolPtrExportData d;
@@ -564,6 +608,67 @@ TEST_F(pool, owner_fd_is_not_a_shareable_handle)
 	close(ctl);
 }
 
+/*
+ * A process out of fds (RLIMIT_NOFILE reached): each call that needs one
+ * (the kernel's new chunk, import fd and pool export, the library's copy
+ * of a handle) answers hipErrorOutOfMemory, as docs/library.md says of
+ * EMFILE, leaves nothing half made, and works once fds are back.
+ */
+TEST_F(pool, out_of_fds_is_out_of_memory)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t again = NULL;
+	struct rlimit lim = { 64, 64 };
+	int fd, fd2 = -1, n = 0, fill[64];
+	void *p, *q = NULL, *r = NULL;
+	uint64_t reserved;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	reserved = lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent);
+	/* (The test's own process: the harness runs each test in a child.) */
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	while (n < 64 && (fill[n] = open("/dev/null", O_RDONLY)) >= 0)
+		n++;
+	ASSERT_EQ(EMFILE, errno);
+
+	EXPECT_EQ(hipErrorOutOfMemory, hipMemPoolExportToShareableHandle(&fd2,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(-1, fd2);
+	EXPECT_EQ(hipErrorOutOfMemory, hipMemPoolImportFromShareableHandle(
+		  &again, (void *)(intptr_t)fd,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(NULL, again);
+	/* A new chunk: the module hands its dma-buf out as an fd. */
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, 4 << 20,
+		  self->pool, NULL));
+	EXPECT_EQ(NULL, q);
+	EXPECT_EQ(reserved, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	/* An import: the kernel hands the chunk over as an fd. */
+	EXPECT_EQ(hipErrorOutOfMemory, hipMemPoolImportPointer(&r, self->imp, &d));
+	EXPECT_EQ(NULL, r);
+
+	while (n > 0)
+		close(fill[--n]);
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd2,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(self->imp, again);	/* the same pool: the same handle */
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(again));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, 4 << 20, self->pool,
+						     NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&r, self->imp, &d));
+	EXPECT_EQ(0, memcmp(p, r, 4096));
+	EXPECT_EQ(hipSuccess, hipFree(r));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	close(fd);
+	close(fd2);
+}
+
 TEST_F(pool, attributes_follow_hip_rules)
 {
 	uint64_t v, zero = 0, one = 1;
@@ -589,6 +694,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
 	EXPECT_EQ(2 << 20, st.used_bytes);
 	EXPECT_EQ(2 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemCurrent));
+	EXPECT_EQ(st.used_high, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
 	EXPECT_EQ(st.reserved_bytes, lh_attr(self->imp, hipMemPoolAttrReservedMemCurrent));
 	/* Current figures are read-only. */
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAttribute(self->pool,
@@ -613,6 +719,7 @@ TEST_F(pool, attributes_follow_hip_rules)
 	EXPECT_EQ(st.reserved_high, v);
 	/* The kernel's used mark was reset too: p[3]'s record is left. */
 	EXPECT_EQ(1 << 20, st.used_high);
+	EXPECT_EQ(1 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
 	/* Reuse flags: booleans, stored. */
 	for (i = hipMemPoolReuseFollowEventDependencies;
 	     i <= hipMemPoolReuseAllowInternalDependencies; i++) {

@@ -89,6 +89,54 @@ struct msg {
 	char busid[16];
 };
 
+/*
+ * The runtime refuses to map the import, at each of its steps: the import
+ * fails with the runtime's error mapped, and leaves nothing behind (no fd
+ * of the process's or the stand-in's, no import in the kernel, nothing in
+ * the runtime).  0, or which check failed.
+ */
+static int import_refused(hipMemPool_t pool, hipMemPoolPtrExportData *d)
+{
+	static const struct {
+		const char *call;
+		hipError_t answer, want;
+		const char *log;
+	} steps[] = {
+		{ "hipImportExternalMemory", hipErrorOutOfMemory,
+		  hipErrorOutOfMemory, "hipImportExternalMemory fails" },
+		{ "hipExternalMemoryGetMappedBuffer", hipErrorInvalidValue,
+		  hipErrorUnknown, "hipExternalMemoryGetMappedBuffer fails;"
+		  "hipDestroyExternalMemory dev0" },
+		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
+		  "hipGetDevice fails" },
+	};
+	struct kfdpool_pool_stats st;
+	int nfds = lh_nfds();
+	size_t i;
+	void *q;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		standin_log();
+		kfdpool_standin_fail(steps[i].call, 0, steps[i].answer);
+		q = NULL;
+		if (hipMemPoolImportPointer(&q, pool, d) != steps[i].want || q)
+			return 1;
+		if (!kfdpool_standin_fail(NULL, 0, 0))
+			return 2;	/* the runtime was never asked */
+		if (!in_order(standin_log(), steps[i].log)) {
+			fprintf(stderr, "importer log (%s):\n%s", steps[i].call,
+				logs);
+			return 3;
+		}
+		if (lh_nfds() != nfds || kfdpool_standin_fds())
+			return 4;
+		if (kfdpoolMemPoolGetStats(pool, &st) || st.fd_imports ||
+		    st.fd_imported_bytes)
+			return 5;
+	}
+	return 0;
+}
+
 /* Import the pointer, read what the exporter wrote (0x5a), answer 0xa5. */
 static int importer(int sock)
 {
@@ -109,6 +157,9 @@ static int importer(int sock)
 	if (hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
 			hipMemHandleTypePosixFileDescriptor, 0))
 		return 3;
+	i = import_refused(pool, &m.d);
+	if (i)
+		return 20 + i;
 	if (hipMemPoolImportPointer(&q, pool, &m.d))
 		return 4;
 	/* Files opened now take the lowest free numbers: among them the
@@ -254,12 +305,12 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 		TH_LOG("%s", logs);
 }
 
-TEST_F(dev, importer_maps_by_bus_id_and_the_runtime_knows_it)
+TEST_F_TIMEOUT(dev, importer_maps_by_bus_id_and_the_runtime_knows_it, 300)
 {
 	EXPECT_EQ(0, share_with_importer(_metadata, NULL));
 }
 
-TEST_F(dev, a_runtime_that_takes_the_fd_is_left_it)
+TEST_F_TIMEOUT(dev, a_runtime_that_takes_the_fd_is_left_it, 300)
 {
 	EXPECT_EQ(0, share_with_importer(_metadata, "KFDPOOL_STANDIN_TAKE_FD=1"));
 }
@@ -275,6 +326,8 @@ static hipError_t set_peer(void *pool)
 TEST_F(dev, set_access_maps_peers_with_the_runtime)
 {
 	hipMemLocation dev0 = { hipMemLocationTypeDevice, 0 };
+	hipMemLocation dev1 = { hipMemLocationTypeDevice, 1 };
+	hipMemLocation host = { hipMemLocationTypeHost, 0 };
 	hipMemAccessFlags f;
 	hipMemPool_t pool;
 	size_t gran = 1 << 20;
@@ -289,6 +342,13 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 		TH_LOG("%s", logs);
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev0));
 	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	/* Its own device always; the host never (not CPU-mapped). */
+	f = hipMemAccessFlagsProtNone;
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev1));
+	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
+	f = hipMemAccessFlagsProtReadWrite;
+	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &host));
+	EXPECT_EQ(hipMemAccessFlagsProtNone, f);
 	/* A chunk reserved later is mapped for the peer too. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, gran, pool, NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
@@ -326,6 +386,61 @@ TEST_F(dev, rt_path_is_validated)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
+/*
+ * The dmabuf path refused at each step: the allocation fails, the memory
+ * is given back to the runtime, the dma-buf closed the way it came (ROCr's
+ * own close when it has one).  A dma-buf that holds more than the chunk (a
+ * nonzero offset) is refused: pinning it would share memory that is not
+ * the pool's.  0, or 20 + which check failed.
+ */
+static int dmabuf_errors(void)
+{
+	static const struct {
+		const char *call;
+		int answer;
+		hipError_t want;
+		const char *log;
+	} steps[] = {
+		{ "hipExtMallocWithFlags", hipErrorOutOfMemory,
+		  hipErrorOutOfMemory, "hipExtMallocWithFlags fails" },
+		{ "hsa_amd_portable_export_dmabuf", 0x1001, hipErrorUnknown,
+		  "hsa_amd_portable_export_dmabuf fails;hipFree dev1" },
+		{ "hsa_amd_portable_export_dmabuf", KFDPOOL_STANDIN_WRONG,
+		  hipErrorNotSupported, "hsa_amd_portable_export_dmabuf dev1;"
+		  " off 4096;hsa_amd_portable_close_dmabuf;hipFree dev1" },
+	};
+	hipMemPool_t pool;
+	size_t i;
+	int nfds;
+	void *p;
+
+	if (device_pool(&pool, 1) || hipMallocFromPoolAsync(&p, 4096, pool, NULL) ||
+	    hipFree(p) || hipMemPoolTrimTo(pool, 0))
+		return 20;
+	nfds = lh_nfds();
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		standin_log();
+		kfdpool_standin_fail(steps[i].call, 0, steps[i].answer);
+		p = NULL;
+		if (hipMallocFromPoolAsync(&p, 4096, pool, NULL) != steps[i].want ||
+		    p)
+			return 21;
+		if (!kfdpool_standin_fail(NULL, 0, 0))
+			return 22;
+		if (!in_order(standin_log(), steps[i].log)) {
+			fprintf(stderr, "%s:\n%s", steps[i].call, logs);
+			return 23;
+		}
+		if (lh_nfds() != nfds || kfdpool_standin_fds() ||
+		    lh_attr(pool, hipMemPoolAttrReservedMemCurrent))
+			return 24;
+	}
+	if (hipMallocFromPoolAsync(&p, 4096, pool, NULL) || hipFree(p) ||
+	    hipMemPoolDestroy(pool))
+		return 25;
+	return 0;
+}
+
 /* ROCr 5.6 to 6.0 (no VMM): a child with that runtime version. */
 static int dmabuf_child(void)
 {
@@ -354,10 +469,10 @@ static int dmabuf_child(void)
 		return 7;
 	if (!strstr(standin_log(), "hipFree dev1"))
 		return 8;
-	return 0;
+	return dmabuf_errors();
 }
 
-TEST_F(dev, rocr_5_6_path_exports_with_hsa)
+TEST_F_TIMEOUT(dev, rocr_5_6_path_exports_with_hsa, 300)
 {
 	int st;
 	pid_t pid = fork();
@@ -371,6 +486,156 @@ TEST_F(dev, rocr_5_6_path_exports_with_hsa)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("child status %#x", st);
+}
+
+/*
+ * A runtime that refuses one step of the vmm path: the allocation fails
+ * with its error mapped (rocr.c: out of memory, no device, not supported;
+ * anything else is hipErrorUnknown), what the earlier steps made is given
+ * back in reverse order, and the pool is as before: its one chunk of room
+ * (maxSize) is still there for the next allocation.
+ */
+TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
+{
+	static const struct {
+		const char *call;	/* the runtime call that fails */
+		hipError_t answer;	/* with this */
+		hipError_t want;	/* hipMallocFromPoolAsync's answer */
+		const char *undo;	/* then these calls, in this order */
+	} steps[] = {
+		{ "hipMemCreate", hipErrorOutOfMemory, hipErrorOutOfMemory,
+		  "hipMemCreate fails" },
+		{ "hipMemAddressReserve", hipErrorOutOfMemory,
+		  hipErrorOutOfMemory, "hipMemRelease dev1" },
+		{ "hipMemMap", hipErrorInvalidValue, hipErrorUnknown,
+		  "hipMemAddressFree;hipMemRelease dev1" },
+		{ "hipMemSetAccess", hipErrorInvalidDevice, hipErrorNoDevice,
+		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+		{ "hipMemExportToShareableHandle", hipErrorNotSupported,
+		  hipErrorNotSupported,
+		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+		/* The pool's device made current, and put back: */
+		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
+		  "hipGetDevice fails" },
+		{ "hipSetDevice", hipErrorInvalidDevice, hipErrorNoDevice,
+		  "hipSetDevice fails" },
+		/* An export that is no dma-buf: the kernel refuses the pin. */
+		{ "hipMemExportToShareableHandle", KFDPOOL_STANDIN_WRONG,
+		  hipErrorInvalidValue,
+		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+	};
+	hipMemPoolProps props = lh_props(hipMemHandleTypePosixFileDescriptor,
+					 1 << 20);
+	struct kfdpool_pool_stats st;
+	hipMemPool_t pool;
+	hipStream_t s;
+	int nfds, dev = -1;
+	size_t i;
+	void *p;
+
+	props.location.type = hipMemLocationTypeDevice;
+	props.location.id = 1;
+	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&pool, &props));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, 1 << 20));
+	/* A stream of its own: the null stream would ask for the device
+	 * before the backend does. */
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&s));
+	ASSERT_EQ(hipSuccess, hipSetDevice(0));
+	/* Whatever the library opens once is open before counting. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool, s));
+	ASSERT_EQ(hipSuccess, hipFree(p));
+	ASSERT_EQ(hipSuccess, hipMemPoolTrimTo(pool, 0));
+	nfds = lh_nfds();
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		standin_log();
+		kfdpool_standin_fail(steps[i].call, 0, steps[i].answer);
+		p = NULL;
+		EXPECT_EQ(steps[i].want, hipMallocFromPoolAsync(&p, 4096, pool, s))
+			TH_LOG("%s", steps[i].call);
+		EXPECT_EQ(NULL, p);
+		EXPECT_TRUE(kfdpool_standin_fail(NULL, 0, 0))
+			TH_LOG("%s was never called", steps[i].call);
+		EXPECT_TRUE(in_order(standin_log(), steps[i].undo))
+			TH_LOG("%s:\n%s", steps[i].call, logs);
+		EXPECT_EQ(hipSuccess, hipGetDevice(&dev));
+		EXPECT_EQ(0, dev);
+		EXPECT_EQ(nfds, lh_nfds()) TH_LOG("%s", steps[i].call);
+		EXPECT_EQ(0, kfdpool_standin_fds()) TH_LOG("%s", steps[i].call);
+		ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+		EXPECT_EQ(0, st.entries) TH_LOG("%s", steps[i].call);
+		EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	}
+	/* All of maxSize is still there. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 1 << 20, pool, s));
+	EXPECT_EQ(1, kfdpool_standin_device_of(p));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(s));
+}
+
+/*
+ * The runtime's granularity makes a chunk larger than asked: the pool
+ * counts what it got, and a chunk that takes it past maxSize is given back
+ * (hipErrorOutOfMemory) rather than kept.
+ */
+TEST_F(dev, a_chunk_the_runtime_rounds_up_counts_whole)
+{
+	const size_t gran = (64 << 10) + 4096;	/* the stand-in's is 64 KiB */
+	hipMemPoolProps props = lh_props(hipMemHandleTypePosixFileDescriptor,
+					 0);
+	hipMemPool_t pool;
+	void *p;
+
+	props.location.type = hipMemLocationTypeDevice;
+	props.location.id = 1;
+	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&pool, &props));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool, NULL));
+	EXPECT_EQ(128 << 10, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+
+	/* maxSize holds the chunk asked for, not the one made. */
+	props.maxSize = gran + 4096;
+	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&pool, &props));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
+	standin_log();
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&p, 4096, pool,
+							      NULL));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
+			     "hipMemUnmap dev1;hipMemAddressFree;"
+			     "hipMemRelease dev1")) TH_LOG("%s", logs);
+	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(0, kfdpool_standin_fds());
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
+/* A peer the pool was opened to whose mapping of a new chunk is refused:
+ * the chunk is given back, the allocation fails. */
+TEST_F(dev, a_refused_peer_mapping_fails_the_new_chunk)
+{
+	size_t gran = 1 << 20;
+	hipMemPool_t pool;
+	void *p, *q = NULL;
+
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
+	ASSERT_EQ(hipSuccess, set_peer(pool));
+	standin_log();
+	/* The chunk's own access is granted; the peer's is refused. */
+	kfdpool_standin_fail("hipMemSetAccess", 1, hipErrorOutOfMemory);
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, gran, pool,
+							      NULL));
+	EXPECT_EQ(NULL, q);
+	EXPECT_TRUE(in_order(standin_log(), "hipMemSetAccess dev1 of dev1;"
+			     "hipMemSetAccess fails;hipMemUnmap dev1;"
+			     "hipMemAddressFree;hipMemRelease dev1"))
+		TH_LOG("%s", logs);
+	EXPECT_EQ(gran, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(1, kfdpool_standin_fds());	/* p's */
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
 TEST(get_proc_address_hands_out_kfdpools_functions)

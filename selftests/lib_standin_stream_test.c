@@ -25,6 +25,7 @@
  * another stream could get, so "may it reuse the block" shows as the
  * block or hipErrorOutOfMemory.
  */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "lib_hip_util.h"
@@ -220,6 +221,66 @@ TEST_F(order, follow_event_dependencies)
 		EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 0));
 	}
 	EXPECT_EQ(hipSuccess, hipEventDestroy(ev));
+}
+
+struct other {
+	hipMemPool_t pool;
+	hipEvent_t ev;		/* to wait for first (_spt), or NULL */
+	hipError_t e;
+	void *q;
+};
+
+/* Another thread allocates on its own per-thread default stream. */
+static void *other_thread(void *arg)
+{
+	struct other *o = arg;
+
+	o->e = o->ev ? hipStreamWaitEvent_spt(NULL, o->ev, 0) : hipSuccess;
+	if (!o->e)
+		o->e = hipMallocFromPoolAsync(&o->q, SZ, o->pool,
+					      hipStreamPerThread);
+	return NULL;
+}
+
+static hipError_t in_other_thread(struct other *o)
+{
+	pthread_t t;
+
+	o->e = hipErrorUnknown;
+	o->q = NULL;
+	if (pthread_create(&t, NULL, other_thread, o) || pthread_join(t, NULL))
+		return hipErrorUnknown;
+	return o->e;
+}
+
+/* hipStreamPerThread is each thread's own stream: a block freed on one
+ * thread's is at once that thread's again, another thread's only by the
+ * rules between streams (here: after waiting for an event recorded,
+ * with the _spt calls, after the free). */
+TEST_F(order, per_thread_default_streams_are_each_threads_own)
+{
+	struct other o = { .pool = self->pool };
+	void *p, *q;
+
+	set_reuse(self->pool, 1, 0, 0);
+	kfdpool_standin_hold(hipStreamPerThread, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool,
+						     hipStreamPerThread));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, hipStreamPerThread));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool,
+						     hipStreamPerThread));
+	EXPECT_EQ(p, q);
+	ASSERT_EQ(hipSuccess, hipFreeAsync(q, hipStreamPerThread));
+	EXPECT_EQ(hipErrorOutOfMemory, in_other_thread(&o));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&o.ev, 0));
+	/* NULL with _spt: this thread's per-thread stream. */
+	ASSERT_EQ(hipSuccess, hipEventRecord_spt(o.ev, NULL));
+	ASSERT_EQ(hipSuccess, in_other_thread(&o));
+	EXPECT_EQ(p, o.q);
+	EXPECT_EQ(hipSuccess, hipFreeAsync(o.q, self->a));
+	kfdpool_standin_hold(hipStreamPerThread, 0);
+	kfdpool_standin_run(hipStreamPerThread);
+	EXPECT_EQ(hipSuccess, hipEventDestroy(o.ev));
 }
 
 TEST_F(order, a_destroyed_streams_address_is_a_new_stream)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kfdpool_hip.h"
+#include "hip/hip_rt_types.h"
 #include "kselftest_harness.h"
 
 /* A pointer that is no pool: the library never dereferences it. */
@@ -397,6 +398,28 @@ TEST(batch_extensions)
 	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolGetStats(BOGUS_POOL, NULL));
 	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolGetStats(BOGUS_POOL, &st));
 	EXPECT_EQ(NULL, kfdpoolMemPoolBackend(BOGUS_POOL));
+}
+
+/*
+ * The stream and event calls libkfdpool-hip interposes, in a process
+ * without a HIP runtime: there are no streams or events to forward to
+ * (hipErrorInvalidHandle), nor functions to hand out (hipErrorNotSupported).
+ */
+TEST(streams_and_events_without_a_runtime)
+{
+	hipEvent_t ev = (hipEvent_t)&not_a_pool_obj;
+	hipStream_t s = (hipStream_t)&not_a_pool_obj;
+	void *fn = &fn;
+
+	EXPECT_EQ(hipErrorInvalidHandle, hipEventRecord(ev, NULL));
+	EXPECT_EQ(hipErrorInvalidHandle, hipEventRecord_spt(ev, s));
+	EXPECT_EQ(hipErrorInvalidHandle, hipStreamWaitEvent(s, ev, 0));
+	EXPECT_EQ(hipErrorInvalidHandle, hipStreamWaitEvent_spt(NULL, ev, 0));
+	EXPECT_EQ(hipErrorInvalidHandle, hipEventDestroy(ev));
+	EXPECT_EQ(hipErrorInvalidHandle, hipStreamDestroy(s));
+	EXPECT_EQ(hipErrorNotSupported, hipGetProcAddress("hipFree", &fn, 600,
+							  0, NULL));
+	EXPECT_EQ(&fn, fn);
 }
 
 TEST(error_names)

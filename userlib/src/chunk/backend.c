@@ -119,6 +119,11 @@ const struct kp_backend *kp_backend_pick(int device, int *err)
 			*err = 0;
 			return host[i];
 		}
+		/* Out of memory or fds is the answer, not a backend that
+		 * cannot be used: the next one would give the pool other
+		 * memory for a passing shortage. */
+		if (ret == -ENOMEM || ret == -EMFILE || ret == -ENFILE)
+			break;
 	}
 	*err = ret;
 	return NULL;

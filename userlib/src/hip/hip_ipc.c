@@ -208,10 +208,12 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
 		if (fd < 0)
 			return kfdpoolErrnoToHip(fd);
 	} else {
-		/* The caller keeps its fd; the pool holds its own. */
+		/* The caller keeps its fd; the pool holds its own.  Not an
+		 * fd (EBADF) is hipErrorInvalidValue, no fd left for the
+		 * copy (EMFILE) hipErrorOutOfMemory. */
 		fd = fcntl((int)(intptr_t)shared_handle, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
-			return hipErrorInvalidValue;
+			return kfdpoolErrnoToHip(-errno);
 	}
 	ret = kfdpool_pool_stats(fd, 0, &st);
 	if (ret || st.mode != KFDPOOL_MODE_IMPORT) {

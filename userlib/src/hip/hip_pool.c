@@ -157,6 +157,8 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 	if (!*be) {
 		if (err == -EINVAL)	/* KFDPOOL_BACKEND names nothing usable */
 			return hipErrorInvalidValue;
+		if (kfdpoolErrnoToHip(err) == hipErrorOutOfMemory)
+			return hipErrorOutOfMemory;	/* memory or fds */
 		if (err == -EOPNOTSUPP)	/* a module without ALLOC */
 			return hipErrorNotSupported;
 		/* No GPU, or the backend's device is missing (ENOENT,
@@ -184,14 +186,16 @@ void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len)
 }
 
 /* libkfdpool's shared control fd (one per process) and the module's
- * features. */
+ * features.  No memory or fd for it is out of memory; any other failure
+ * means the module cannot be used. */
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 {
 	struct kfdpool_query q;
 	int ret = kfdpool_ctl(&q);
 
 	if (ret < 0)
-		return hipErrorNotInitialized;
+		return kfdpoolErrnoToHip(ret) == hipErrorOutOfMemory ?
+		       hipErrorOutOfMemory : hipErrorNotInitialized;
 	*fd = ret;
 	*features = q.features;
 	return hipSuccess;
