@@ -38,6 +38,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "reliability.h"
@@ -156,7 +157,19 @@ struct fs_entry {
 	uint8_t handed;		/* an IMPORT made an fd of it: 2 ours (or
 				 * UNPIN said so), 1 maybe (a child's) */
 	uint32_t bufgen;	/* s->bufgen[buf] when pinned */
+	uint64_t ino;		/* its dma-buf's inode (diagnostics) */
 };
+
+/* An entry the model let go, for the diagnostics of a mismatch. */
+struct fs_gone {
+	uint32_t id;
+	int buf;
+	uint64_t ino;
+	uint8_t handed;
+	uint64_t call;
+};
+
+#define FS_GONE 8
 
 struct fs_rec {
 	struct kfdpool_record r;
@@ -178,6 +191,8 @@ struct fs_pool {
 	bool handle_dead[FS_HANDLES];	/* the key was rotated since */
 	unsigned int nhandles;
 	unsigned int since_check;
+	struct fs_gone gone[FS_GONE];	/* the last entries let go */
+	unsigned int ngone;
 	bool broken;		/* out of step with the model: make anew */
 };
 
@@ -232,6 +247,9 @@ static inline uint64_t fs_below(struct fs_thread *s, uint64_t n)
 	return rel_below(&s->seed, n);
 }
 
+/* The calling thread's call count, for the diagnostics. */
+static __thread uint64_t fs_now_call;
+
 /* One stateful ioctl; the result, or -errno. */
 static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
 {
@@ -240,6 +258,7 @@ static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
 	if (ret < 0)
 		ret = -errno;
 	s->calls++;
+	fs_now_call = s->calls;
 	fs_count(s->st, cmd, false, ret);
 	__atomic_add_fetch(&s->st->stateful, 1, __ATOMIC_RELAXED);
 	if (ret >= 0)
@@ -287,7 +306,14 @@ static uint32_t fs_holders(struct fs_pool *P, int e)
 
 static void fs_free_entry(struct fs_pool *P, int e)
 {
+	struct fs_gone *g = &P->gone[P->ngone++ % FS_GONE];
 	int f;
+
+	g->id = P->ent[e].id;
+	g->buf = P->ent[e].buf;
+	g->ino = P->ent[e].ino;
+	g->handed = P->ent[e].handed;
+	g->call = fs_now_call;
 
 	memset(&P->ent[e], 0, sizeof(P->ent[e]));
 	for (f = 0; f < FS_FDS; f++)
@@ -781,6 +807,11 @@ static int fs_did_pin(struct fs_thread *s, int p, int b,
 	P->ent[e].bufgen = s->bufgen[b];
 	P->ent[e].size = x->size;
 	P->ent[e].cookie = x->cookie;
+	{
+		struct stat sb;
+
+		P->ent[e].ino = fstat(s->bufs[b], &sb) ? 0 : sb.st_ino;
+	}
 	return 0;
 }
 
@@ -1030,6 +1061,107 @@ static bool fs_used_ok(const struct fs_figs *g, uint64_t used)
 	return used >= g->used_union && used <= g->used_sum;
 }
 
+/*
+ * Diagnostics of a mismatch: the entries the model let go lately, who
+ * holds their dma-bufs now (any process's fd, with our child marked), and
+ * bufinfo's line of each; the child and what it holds.
+ */
+static void fs_diag_ino(struct fs_thread *s, uint64_t ino)
+{
+	char path[600], line[300], want[32];
+	struct dirent *d, *fd;
+	struct stat sb;
+	DIR *pd, *fdd;
+	FILE *f;
+
+	pd = opendir("/proc");
+	while (pd && (d = readdir(pd))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", d->d_name);
+		fdd = opendir(path);
+		while (fdd && (fd = readdir(fdd))) {
+			if (fd->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
+				 d->d_name, fd->d_name);
+			if (stat(path, &sb) || sb.st_ino != ino)
+				continue;
+			fprintf(stderr, "# diag fuzzer %d:   ino %llu open in pid %s fd %s%s\n",
+				s->id, (unsigned long long)ino, d->d_name,
+				fd->d_name, atoi(d->d_name) == s->child ?
+				" (our child)" : atoi(d->d_name) == getpid() ?
+				" (us)" : "");
+		}
+		if (fdd)
+			closedir(fdd);
+	}
+	if (pd)
+		closedir(pd);
+	snprintf(want, sizeof(want), "\t%08llu\t", (unsigned long long)ino);
+	f = fopen(REL_BUFINFO, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, want))
+			fprintf(stderr, "# diag fuzzer %d:   bufinfo: %s", s->id,
+				line);
+	if (f)
+		fclose(f);
+}
+
+static void fs_diag(struct fs_thread *s, int p)
+{
+	char path[64], target[128];
+	unsigned int i, n;
+	int e, q, k;
+	ssize_t len;
+
+	fprintf(stderr, "# diag fuzzer %d: pool %d at call %llu; child %d on pool %d\n",
+		s->id, p, (unsigned long long)s->calls, s->child,
+		s->child_pool);
+	for (q = 0; q < FS_POOLS; q++)
+		for (e = 0; e < FS_ENTRIES; e++) {
+			struct fs_entry *E = &s->pool[q].ent[e];
+
+			if (!E->id)
+				continue;
+			fprintf(stderr, "# diag fuzzer %d: pool %d entry %u buf %d gen %u/%u ino %llu%s%s handed %u holders %u%s\n",
+				s->id, q, E->id, E->buf, E->bufgen,
+				s->bufgen[E->buf], (unsigned long long)E->ino,
+				E->draining ? " draining" : "",
+				E->child ? " child" : "", E->handed,
+				fs_holders(&s->pool[q], e),
+				fs_buf_open(s, E) ? " buf open" : "");
+		}
+	for (q = 0; q < FS_POOLS; q++) {
+		struct fs_pool *P = &s->pool[q];
+
+		n = P->ngone < FS_GONE ? P->ngone : FS_GONE;
+		for (i = 0; i < n; i++) {
+			struct fs_gone *g = &P->gone[(P->ngone - 1 - i) % FS_GONE];
+
+			fprintf(stderr, "# diag fuzzer %d: pool %d let go: entry %u buf %d ino %llu handed %u at call %llu\n",
+				s->id, q, g->id, g->buf,
+				(unsigned long long)g->ino, g->handed,
+				(unsigned long long)g->call);
+			fs_diag_ino(s, g->ino);
+		}
+	}
+	if (s->child <= 0)
+		return;
+	for (k = 0; k < 64; k++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", s->child, k);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		fprintf(stderr, "# diag fuzzer %d: child fd %d: %s ino %llu\n",
+			s->id, k, target, stat(path, &sb) ? 0ull :
+			(unsigned long long)sb.st_ino);
+	}
+}
+
 static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 {
 	struct fs_pool *P = &s->pool[p];
@@ -1085,9 +1217,11 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
 			bad = "id";
 	}
-	if (bad && report)
+	if (bad && report) {
+		fs_diag(s, p);
 		fs_broken(s, p, "figures differ from the model: %s",
 			  *what ? what : bad);
+	}
 	return !bad;
 }
 

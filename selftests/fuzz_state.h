@@ -336,6 +336,7 @@ static bool fs_list(struct fs_thread *s, int p)
 				return true;
 			usleep(FS_SETTLE_US);
 		}
+		fs_diag(s, p);
 		fs_violation(s, "POOL_LIST: %s", bad);
 		return true;
 	}
