@@ -15,7 +15,8 @@
  *    an unpin revokes the records the entry had, a release drops an import
  *    that was held, nothing is revoked or released twice;
  *  - the pool's figures (stats ioctl, and the pool's element of
- *    POOL_LIST) equal the model's whenever no child is alive: entries,
+ *    POOL_LIST) equal the model's whenever no live child may hold
+ *    anything of the pool (fs_child_on()): entries,
  *    draining entries, records, reserved, draining and imported bytes, each
  *    fd's imports, import fds; used bytes lie between the bytes the live
  *    records cover (overlaps once) and the sum of their sizes.
@@ -29,7 +30,10 @@
  * is not freed when it settles while its dma-buf is still referenced
  * outside the module (our own fd of it, always, for the dma-bufs the
  * thread keeps): it stays, held, in the entries, reserved and draining
- * figures, until that fd is closed.
+ * figures, until that fd is closed.  A child's import gives the child such
+ * an fd, of a dma-buf the thread may have pinned in its other pools too:
+ * once the thread closes its own fd of it, each entry of it that a pool
+ * handed out stays held while the child lives, in whichever pool.
  */
 #ifndef KFDPOOL_FUZZ_MODEL_H
 #define KFDPOOL_FUZZ_MODEL_H
@@ -216,6 +220,10 @@ struct fs_thread {
 	unsigned char *elems;	/* batch elements: FS_ELEMS_BYTES */
 	pid_t child;		/* 0: none */
 	int child_pool;
+	/* The dma-bufs (slot, bufgen) the child may hold an fd of. */
+	int child_buf[8];
+	uint32_t child_gen[8];
+	int nchild_bufs;
 	unsigned int child_left;	/* calls before it is killed */
 	uint64_t calls;
 };
@@ -289,9 +297,45 @@ static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
 /* The model                                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Whether a live child may hold an fd of entry @E's dma-buf: it was given
+ * a record of an entry of that dma-buf to import (in its own pool; the
+ * thread may have pinned the same dma-buf in its other pools).
+ */
+static bool fs_child_buf(struct fs_thread *s, const struct fs_entry *E)
+{
+	int i;
+
+	for (i = 0; i < s->nchild_bufs && s->child > 0; i++)
+		if (s->child_buf[i] == E->buf && s->child_gen[i] == E->bufgen)
+			return true;
+	return false;
+}
+
+static uint32_t fs_holders(struct fs_pool *P, int e);
+static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E);
+
+/*
+ * Whether a live child may hold something of pool @p that the model cannot
+ * see: imports (its own pool), or the only fd left of the dma-buf of an
+ * entry the pool handed out, which keeps that entry held (any pool).  The
+ * pool's figures are compared once the child is reaped.
+ */
 static bool fs_child_on(struct fs_thread *s, int p)
 {
-	return s->child > 0 && s->child_pool == p;
+	struct fs_pool *P = &s->pool[p];
+	int e;
+
+	if (s->child <= 0)
+		return false;
+	if (s->child_pool == p)
+		return true;
+	for (e = 0; e < FS_ENTRIES; e++)
+		if (P->ent[e].id && P->ent[e].draining && P->ent[e].handed &&
+		    !fs_holders(P, e) && !fs_buf_open(s, &P->ent[e]) &&
+		    fs_child_buf(s, &P->ent[e]))
+			return true;
+	return false;
 }
 
 static uint32_t fs_holders(struct fs_pool *P, int e)
@@ -335,16 +379,23 @@ static bool fs_stays_held(struct fs_thread *s, const struct fs_entry *E)
 	return FS_ACCT && E->handed && fs_buf_open(s, E);
 }
 
-/* A draining entry nobody (known) holds any more is gone, or held. */
+/*
+ * A draining entry nobody (known) holds any more is gone, or held; kept
+ * while a child may hold it (fs_child_on() then skips the pool's checks).
+ */
 static void fs_drop_unheld(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
+	struct fs_entry *E;
 	int e;
 
-	for (e = 0; e < FS_ENTRIES; e++)
-		if (P->ent[e].id && P->ent[e].draining && !P->ent[e].child &&
-		    !fs_holders(P, e) && !fs_stays_held(s, &P->ent[e]))
+	for (e = 0; e < FS_ENTRIES; e++) {
+		E = &P->ent[e];
+		if (E->id && E->draining && !E->child && !fs_holders(P, e) &&
+		    !fs_stays_held(s, E) &&
+		    !(FS_ACCT && E->handed && fs_child_buf(s, E)))
 			fs_free_entry(P, e);
+	}
 }
 
 /* Held entries of pool @p (draining, no import counted). */
