@@ -15,7 +15,8 @@
  *    an unpin revokes the records the entry had, a release drops an import
  *    that was held, nothing is revoked or released twice;
  *  - the pool's figures (stats ioctl, and the pool's element of
- *    POOL_LIST) equal the model's whenever no child is alive: entries,
+ *    POOL_LIST) equal the model's whenever no live child may hold
+ *    anything of the pool (fs_child_on()): entries,
  *    draining entries, records, reserved, draining and imported bytes, each
  *    fd's imports, import fds; used bytes lie between the bytes the live
  *    records cover (overlaps once) and the sum of their sizes.
@@ -29,7 +30,10 @@
  * is not freed when it settles while its dma-buf is still referenced
  * outside the module (our own fd of it, always, for the dma-bufs the
  * thread keeps): it stays, held, in the entries, reserved and draining
- * figures, until that fd is closed.
+ * figures, until that fd is closed.  A child's import gives the child such
+ * an fd, of a dma-buf the thread may have pinned in its other pools too:
+ * once the thread closes its own fd of it, each entry of it that a pool
+ * handed out stays held while the child lives, in whichever pool.
  */
 #ifndef KFDPOOL_FUZZ_MODEL_H
 #define KFDPOOL_FUZZ_MODEL_H
@@ -38,6 +42,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "reliability.h"
@@ -156,7 +161,19 @@ struct fs_entry {
 	uint8_t handed;		/* an IMPORT made an fd of it: 2 ours (or
 				 * UNPIN said so), 1 maybe (a child's) */
 	uint32_t bufgen;	/* s->bufgen[buf] when pinned */
+	uint64_t ino;		/* its dma-buf's inode (diagnostics) */
 };
+
+/* An entry the model let go, for the diagnostics of a mismatch. */
+struct fs_gone {
+	uint32_t id;
+	int buf;
+	uint64_t ino;
+	uint8_t handed;
+	uint64_t call;
+};
+
+#define FS_GONE 8
 
 struct fs_rec {
 	struct kfdpool_record r;
@@ -178,6 +195,8 @@ struct fs_pool {
 	bool handle_dead[FS_HANDLES];	/* the key was rotated since */
 	unsigned int nhandles;
 	unsigned int since_check;
+	struct fs_gone gone[FS_GONE];	/* the last entries let go */
+	unsigned int ngone;
 	bool broken;		/* out of step with the model: make anew */
 };
 
@@ -201,6 +220,10 @@ struct fs_thread {
 	unsigned char *elems;	/* batch elements: FS_ELEMS_BYTES */
 	pid_t child;		/* 0: none */
 	int child_pool;
+	/* The dma-bufs (slot, bufgen) the child may hold an fd of. */
+	int child_buf[8];
+	uint32_t child_gen[8];
+	int nchild_bufs;
 	unsigned int child_left;	/* calls before it is killed */
 	uint64_t calls;
 };
@@ -232,6 +255,9 @@ static inline uint64_t fs_below(struct fs_thread *s, uint64_t n)
 	return rel_below(&s->seed, n);
 }
 
+/* The calling thread's call count, for the diagnostics. */
+static __thread uint64_t fs_now_call;
+
 /* One stateful ioctl; the result, or -errno. */
 static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
 {
@@ -240,6 +266,7 @@ static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
 	if (ret < 0)
 		ret = -errno;
 	s->calls++;
+	fs_now_call = s->calls;
 	fs_count(s->st, cmd, false, ret);
 	__atomic_add_fetch(&s->st->stateful, 1, __ATOMIC_RELAXED);
 	if (ret >= 0)
@@ -270,9 +297,45 @@ static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
 /* The model                                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Whether a live child may hold an fd of entry @E's dma-buf: it was given
+ * a record of an entry of that dma-buf to import (in its own pool; the
+ * thread may have pinned the same dma-buf in its other pools).
+ */
+static bool fs_child_buf(struct fs_thread *s, const struct fs_entry *E)
+{
+	int i;
+
+	for (i = 0; i < s->nchild_bufs && s->child > 0; i++)
+		if (s->child_buf[i] == E->buf && s->child_gen[i] == E->bufgen)
+			return true;
+	return false;
+}
+
+static uint32_t fs_holders(struct fs_pool *P, int e);
+static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E);
+
+/*
+ * Whether a live child may hold something of pool @p that the model cannot
+ * see: imports (its own pool), or the only fd left of the dma-buf of an
+ * entry the pool handed out, which keeps that entry held (any pool).  The
+ * pool's figures are compared once the child is reaped.
+ */
 static bool fs_child_on(struct fs_thread *s, int p)
 {
-	return s->child > 0 && s->child_pool == p;
+	struct fs_pool *P = &s->pool[p];
+	int e;
+
+	if (s->child <= 0)
+		return false;
+	if (s->child_pool == p)
+		return true;
+	for (e = 0; e < FS_ENTRIES; e++)
+		if (P->ent[e].id && P->ent[e].draining && P->ent[e].handed &&
+		    !fs_holders(P, e) && !fs_buf_open(s, &P->ent[e]) &&
+		    fs_child_buf(s, &P->ent[e]))
+			return true;
+	return false;
 }
 
 static uint32_t fs_holders(struct fs_pool *P, int e)
@@ -287,7 +350,14 @@ static uint32_t fs_holders(struct fs_pool *P, int e)
 
 static void fs_free_entry(struct fs_pool *P, int e)
 {
+	struct fs_gone *g = &P->gone[P->ngone++ % FS_GONE];
 	int f;
+
+	g->id = P->ent[e].id;
+	g->buf = P->ent[e].buf;
+	g->ino = P->ent[e].ino;
+	g->handed = P->ent[e].handed;
+	g->call = fs_now_call;
 
 	memset(&P->ent[e], 0, sizeof(P->ent[e]));
 	for (f = 0; f < FS_FDS; f++)
@@ -309,16 +379,23 @@ static bool fs_stays_held(struct fs_thread *s, const struct fs_entry *E)
 	return FS_ACCT && E->handed && fs_buf_open(s, E);
 }
 
-/* A draining entry nobody (known) holds any more is gone, or held. */
+/*
+ * A draining entry nobody (known) holds any more is gone, or held; kept
+ * while a child may hold it (fs_child_on() then skips the pool's checks).
+ */
 static void fs_drop_unheld(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
+	struct fs_entry *E;
 	int e;
 
-	for (e = 0; e < FS_ENTRIES; e++)
-		if (P->ent[e].id && P->ent[e].draining && !P->ent[e].child &&
-		    !fs_holders(P, e) && !fs_stays_held(s, &P->ent[e]))
+	for (e = 0; e < FS_ENTRIES; e++) {
+		E = &P->ent[e];
+		if (E->id && E->draining && !E->child && !fs_holders(P, e) &&
+		    !fs_stays_held(s, E) &&
+		    !(FS_ACCT && E->handed && fs_child_buf(s, E)))
 			fs_free_entry(P, e);
+	}
 }
 
 /* Held entries of pool @p (draining, no import counted). */
@@ -781,6 +858,11 @@ static int fs_did_pin(struct fs_thread *s, int p, int b,
 	P->ent[e].bufgen = s->bufgen[b];
 	P->ent[e].size = x->size;
 	P->ent[e].cookie = x->cookie;
+	{
+		struct stat sb;
+
+		P->ent[e].ino = fstat(s->bufs[b], &sb) ? 0 : sb.st_ino;
+	}
 	return 0;
 }
 
@@ -1030,6 +1112,107 @@ static bool fs_used_ok(const struct fs_figs *g, uint64_t used)
 	return used >= g->used_union && used <= g->used_sum;
 }
 
+/*
+ * Diagnostics of a mismatch: the entries the model let go lately, who
+ * holds their dma-bufs now (any process's fd, with our child marked), and
+ * bufinfo's line of each; the child and what it holds.
+ */
+static void fs_diag_ino(struct fs_thread *s, uint64_t ino)
+{
+	char path[600], line[300], want[32];
+	struct dirent *d, *fd;
+	struct stat sb;
+	DIR *pd, *fdd;
+	FILE *f;
+
+	pd = opendir("/proc");
+	while (pd && (d = readdir(pd))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", d->d_name);
+		fdd = opendir(path);
+		while (fdd && (fd = readdir(fdd))) {
+			if (fd->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
+				 d->d_name, fd->d_name);
+			if (stat(path, &sb) || sb.st_ino != ino)
+				continue;
+			fprintf(stderr, "# diag fuzzer %d:   ino %llu open in pid %s fd %s%s\n",
+				s->id, (unsigned long long)ino, d->d_name,
+				fd->d_name, atoi(d->d_name) == s->child ?
+				" (our child)" : atoi(d->d_name) == getpid() ?
+				" (us)" : "");
+		}
+		if (fdd)
+			closedir(fdd);
+	}
+	if (pd)
+		closedir(pd);
+	snprintf(want, sizeof(want), "\t%08llu\t", (unsigned long long)ino);
+	f = fopen(REL_BUFINFO, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, want))
+			fprintf(stderr, "# diag fuzzer %d:   bufinfo: %s", s->id,
+				line);
+	if (f)
+		fclose(f);
+}
+
+static void fs_diag(struct fs_thread *s, int p)
+{
+	char path[64], target[128];
+	unsigned int i, n;
+	int e, q, k;
+	ssize_t len;
+
+	fprintf(stderr, "# diag fuzzer %d: pool %d at call %llu; child %d on pool %d\n",
+		s->id, p, (unsigned long long)s->calls, s->child,
+		s->child_pool);
+	for (q = 0; q < FS_POOLS; q++)
+		for (e = 0; e < FS_ENTRIES; e++) {
+			struct fs_entry *E = &s->pool[q].ent[e];
+
+			if (!E->id)
+				continue;
+			fprintf(stderr, "# diag fuzzer %d: pool %d entry %u buf %d gen %u/%u ino %llu%s%s handed %u holders %u%s\n",
+				s->id, q, E->id, E->buf, E->bufgen,
+				s->bufgen[E->buf], (unsigned long long)E->ino,
+				E->draining ? " draining" : "",
+				E->child ? " child" : "", E->handed,
+				fs_holders(&s->pool[q], e),
+				fs_buf_open(s, E) ? " buf open" : "");
+		}
+	for (q = 0; q < FS_POOLS; q++) {
+		struct fs_pool *P = &s->pool[q];
+
+		n = P->ngone < FS_GONE ? P->ngone : FS_GONE;
+		for (i = 0; i < n; i++) {
+			struct fs_gone *g = &P->gone[(P->ngone - 1 - i) % FS_GONE];
+
+			fprintf(stderr, "# diag fuzzer %d: pool %d let go: entry %u buf %d ino %llu handed %u at call %llu\n",
+				s->id, q, g->id, g->buf,
+				(unsigned long long)g->ino, g->handed,
+				(unsigned long long)g->call);
+			fs_diag_ino(s, g->ino);
+		}
+	}
+	if (s->child <= 0)
+		return;
+	for (k = 0; k < 64; k++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", s->child, k);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		fprintf(stderr, "# diag fuzzer %d: child fd %d: %s ino %llu\n",
+			s->id, k, target, stat(path, &sb) ? 0ull :
+			(unsigned long long)sb.st_ino);
+	}
+}
+
 static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 {
 	struct fs_pool *P = &s->pool[p];
@@ -1085,9 +1268,11 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
 			bad = "id";
 	}
-	if (bad && report)
+	if (bad && report) {
+		fs_diag(s, p);
 		fs_broken(s, p, "figures differ from the model: %s",
 			  *what ? what : bad);
+	}
 	return !bad;
 }
 

@@ -203,30 +203,6 @@ static const char *fs_list_elem(struct fs_thread *s, int q,
 	if (fs_child_on(s, q))
 		return NULL;
 	fs_figures(P, &g);
-#if FS_ACCT
-	/*
-	 * A child another thread forked holds copies of all our fds: an entry
-	 * held by such a copy alone stays held while that child lives, after
-	 * the model (which knows only its own children) let it go.  Seen with
-	 * ALLOC's buffers: the listing had one entry more, held, than the
-	 * model, for longer than fs_check waits.  Extra held entries are
-	 * taken as such (entries, draining and held counts up by as many, the
-	 * bytes by at least a page each); any other difference still counts.
-	 */
-	if (in->held_entries > g.nheld &&
-	    in->entries - g.nent == in->held_entries - g.nheld &&
-	    in->draining_entries - g.ndrain == in->held_entries - g.nheld &&
-	    in->held_bytes >= g.held + (in->held_entries - g.nheld) * FS_PAGE &&
-	    in->reserved_bytes - g.reserved == in->held_bytes - g.held &&
-	    in->draining_bytes - g.draining == in->held_bytes - g.held) {
-		g.nent = in->entries;
-		g.ndrain = in->draining_entries;
-		g.nheld = in->held_entries;
-		g.held = in->held_bytes;
-		g.reserved = in->reserved_bytes;
-		g.draining = in->draining_bytes;
-	}
-#endif
 #define FS_LEXPECT(field, want)						\
 	if ((uint64_t)in->field != (uint64_t)(want)) {			\
 		snprintf(what, sizeof(what), #field " %llu, model %llu",\
@@ -336,6 +312,7 @@ static bool fs_list(struct fs_thread *s, int p)
 				return true;
 			usleep(FS_SETTLE_US);
 		}
+		fs_diag(s, p);
 		fs_violation(s, "POOL_LIST: %s", bad);
 		return true;
 	}
@@ -1304,6 +1281,29 @@ static void fs_child_violation(struct fs_thread *s, const char *what)
 			 "child of fuzzer %d: %s", s->id, what);
 }
 
+/* Close every fd from 3 up but @a, @b and @c (a child's, after fork()). */
+static void fs_close_all_but(int a, int b, int c)
+{
+	int keep[3] = { a, b, c }, i, j, t;
+	unsigned int lo = 3;
+
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (i = 0; i < 3; i++) {
+		if (keep[i] < (int)lo)
+			continue;
+		if (keep[i] > (int)lo)
+			syscall(SYS_close_range, lo, keep[i] - 1, 0);
+		lo = keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0U, 0);
+}
+
 /*
  * A child of pool @p: holds import fd @fd of its own and imports through
  * it, runs a long import batch, runs out of fds, or becomes another user
@@ -1320,11 +1320,16 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 	struct rlimit rl;
 	int i, k, lo;
 
-	/* Nothing of the parent's but what this child uses: closing a pool
-	 * fd in the parent must release it. */
-	for (lo = 3; lo < 4096; lo++)
-		if (lo != fd && lo != P->fd[0] && lo != s->ctl)
-			close(lo);
+	/*
+	 * Nothing of the parent's but what this child uses: closing a pool
+	 * fd in the parent must release it.  fork() copied every fd of every
+	 * thread, and what another thread closes meanwhile stays referenced
+	 * (a pool file's imports, a dma-buf) until the copy goes, a moment
+	 * fs_check() waits out: a few close_range() calls keep it short,
+	 * where one close() per number up to 4096 did not on the debug
+	 * kernel.
+	 */
+	fs_close_all_but(fd, P->fd[0], s->ctl);
 	switch (scenario) {
 	case 0:		/* hold imports (and their dma-bufs), then die */
 		for (i = 0; i < n; i++) {
@@ -1433,6 +1438,15 @@ static bool fs_fork(struct fs_thread *s, int p)
 				P->ent[e].handed = 1;
 		}
 	}
+	/* Each import it makes gives it an fd of that entry's dma-buf. */
+	s->nchild_bufs = 0;
+	for (i = 0; i < FS_RECS && s->nchild_bufs < n && scenario < 2; i++) {
+		if (!P->rec[i].live)
+			continue;
+		e = P->rec[i].ent;
+		s->child_buf[s->nchild_bufs] = P->ent[e].buf;
+		s->child_gen[s->nchild_bufs++] = P->ent[e].bufgen;
+	}
 	s->child = pid;
 	s->child_pool = p;
 	s->child_left = fs_below(s, 4) ? fs_below(s, 200) : 0;
@@ -1442,22 +1456,28 @@ static bool fs_fork(struct fs_thread *s, int p)
 
 static void fs_reap(struct fs_thread *s)
 {
-	struct fs_pool *P;
-	int status = 0, e;
+	bool marked[FS_POOLS] = {};
+	int status = 0, e, p;
 
 	if (s->child <= 0)
 		return;
-	P = &s->pool[s->child_pool];
+	for (p = 0; p < FS_POOLS; p++)
+		marked[p] = fs_child_on(s, p);
 	kill(s->child, SIGKILL);
 	while (waitpid(s->child, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFSIGNALED(status))
 		__atomic_add_fetch(&s->st->killed, 1, __ATOMIC_RELAXED);
 	s->child = 0;
+	/* Its files were closed before it became a zombie: exact again. */
 	for (e = 0; e < FS_ENTRIES; e++)
-		P->ent[e].child = false;
-	fs_drop_unheld(s, s->child_pool);
-	fs_check(s, s->child_pool);
+		s->pool[s->child_pool].ent[e].child = false;
+	for (p = 0; p < FS_POOLS; p++) {
+		if (!marked[p])
+			continue;
+		fs_drop_unheld(s, p);
+		fs_check(s, p);
+	}
 }
 
 static bool fs_close_import_fd(struct fs_thread *s, int p)

@@ -688,6 +688,13 @@ static void fz_one_ioctl(struct fz_thread *t)
 	}
 }
 
+/* Is io_uring command @op command @cmd, whatever its size? */
+static bool fz_uring_nr(uint32_t op, uint32_t cmd)
+{
+	return _IOC_TYPE(op) == KFDPOOL_IOC_MAGIC && _IOC_DIR(op) == _IOC_WRITE &&
+	       _IOC_NR(op) == _IOC_NR(cmd);
+}
+
 static void fz_one_uring(struct fz_thread *t)
 {
 	static const uint32_t ops[] = {
@@ -776,9 +783,14 @@ static void fz_one_uring(struct fz_thread *t)
 		return;
 	__atomic_add_fetch(&t->st->uring_ok, 1, __ATOMIC_RELAXED);
 	fz_trace(t, op, fd, res, 1);
-	if (op == KFDPOOL_URING_IMPORT && res > 0)
+	/*
+	 * Commands are told apart by number: a size other than the uapi's is
+	 * a later (or earlier) version of the same command, and an IMPORT of
+	 * another size makes an fd as well.
+	 */
+	if (fz_uring_nr(op, KFDPOOL_URING_IMPORT) && res > 0)
 		fz_close(t, res);
-	else if (op == KFDPOOL_IOC_IMPORT_BATCH)
+	else if (fz_uring_nr(op, KFDPOOL_IOC_IMPORT_BATCH))
 		fz_reap(t, op, res, payload);
 	else if (op == KFDPOOL_URING_EXPORT)
 		memcpy(&t->recs[t->pidx][rel_below(&t->seed, FZ_RECS)],
