@@ -540,6 +540,26 @@ static __u64 union_bytes(const __u64 *off, const __u64 *len, int n)
 	return total;
 }
 
+/*
+ * A random record of an entry of @big bytes: 1 to @n 64ths of it long,
+ * page-aligned mostly (so that ends coincide), clamped to the entry.
+ */
+static void rand_range(uint64_t *seed, __u64 big, unsigned int n, __u64 *off,
+		       __u64 *len)
+{
+	__u64 a = kfd_rand(seed) % 64 * (big / 64);
+	__u64 l = (kfd_rand(seed) % n + 1) * (big / 64);
+
+	if (kfd_rand(seed) % 4 == 0)
+		a += kfd_rand(seed) % 4096;
+	if (a >= big)
+		a = big - 1;
+	if (l > big - a)
+		l = big - a;
+	*off = a;
+	*len = l;
+}
+
 /* Used bytes are bytes: records that overlap count once. */
 TEST_F(acct, used_bytes_count_overlaps_once)
 {
@@ -582,19 +602,8 @@ TEST_F(acct, used_bytes_count_overlaps_once)
 	ASSERT_EQ(0, kfd_ioctl(p, KFDPOOL_IOC_POOL_STATS, &st));
 	for (i = 0; i < 3000; i++) {
 		if (n < NLIVE && (n == 0 || kfd_rand(&seed) % 3)) {
-			/* Page-aligned mostly, so that ends coincide. */
-			__u64 a = kfd_rand(&seed) % 64 * (BIG / 64);
-			__u64 l = (kfd_rand(&seed) % 16 + 1) * (BIG / 64);
-
-			if (kfd_rand(&seed) % 4 == 0)
-				a += kfd_rand(&seed) % 4096;
-			if (a >= BIG)
-				a = BIG - 1;
-			if (l > BIG - a)
-				l = BIG - a;
-			ASSERT_EQ(0, kfd_export(p, e, a, l, &rec[n]));
-			off[n] = a;
-			len[n] = l;
+			rand_range(&seed, BIG, 16, &off[n], &len[n]);
+			ASSERT_EQ(0, kfd_export(p, e, off[n], len[n], &rec[n]));
 			n++;
 		} else {
 			k = kfd_rand(&seed) % n;
@@ -648,21 +657,11 @@ TEST_F(acct, used_bytes_count_overlaps_once_in_batches)
 		if (n < NLIVE / 2 || (n < NLIVE - MAXB && kfd_rand(&seed) % 2)) {
 			m = kfd_rand(&seed) % MAXB + 1;
 			for (i = 0; i < m; i++) {
-				__u64 a = kfd_rand(&seed) % 64 * (BIG / 64);
-				__u64 l = (kfd_rand(&seed) % 8 + 1) * (BIG / 64);
-
-				if (kfd_rand(&seed) % 4 == 0)
-					a += kfd_rand(&seed) % 4096;
-				if (a >= BIG)
-					a = BIG - 1;
-				if (l > BIG - a)
-					l = BIG - a;
+				rand_range(&seed, BIG, 8, &off[n + i], &len[n + i]);
 				k = kfd_rand(&seed) % NE;
 				ex[i] = (struct kfdpool_export){
-					.entry_id = eid[k], .offset = a,
-					.size = l };
-				off[n + i] = a;
-				len[n + i] = l;
+					.entry_id = eid[k], .offset = off[n + i],
+					.size = len[n + i] };
 				ent[n + i] = k;
 			}
 			b.ops = (uintptr_t)ex;
