@@ -285,58 +285,73 @@ TEST_F_TIMEOUT(slices, longer_than_batch_max, 600)
 	close(ctl);
 }
 
-TEST(ring_after_fork)
-{
-	struct kfdpool_export ex = { 0 };
+/*
+ * A pool with one pinned entry, io_uring forced (the automatic mode sends
+ * single elements as plain ioctls) and this thread's ring made by one
+ * export, @ex.
+ */
+FIXTURE(uring_entry) {
+	int ctl, d, pool;
 	uint32_t entry;
-	int ctl, pool, d, status;
+	struct kfdpool_export ex;
+};
+
+FIXTURE_SETUP(uring_entry)
+{
+	self->ctl = kfdpool_open();
+	if (self->ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-self->ctl));
+	self->d = kfd_dmabuf_new(ENT_SIZE);
+	if (self->d < 0)
+		SKIP(return, "no dma-buf exporter");
+	self->pool = kfdpool_pool_create(self->ctl, 0, KFDPOOL_HANDLE_TYPE_FD,
+					 "uring", NULL);
+	ASSERT_LE(0, self->pool);
+	ASSERT_EQ(0, kfdpool_pin(self->pool, self->d, 0, NULL, &self->entry));
+	self->ex = (struct kfdpool_export){ .entry_id = self->entry,
+					    .size = 4096 };
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
+	if (kfdpool_exportv(self->pool, &self->ex, 1) == -EOPNOTSUPP)
+		SKIP(return, "io_uring commands not available");
+	ASSERT_EQ(0, self->ex.status);
+	ASSERT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
+}
+
+FIXTURE_TEARDOWN(uring_entry)
+{
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(self->pool);
+	close(self->d);
+	close(self->ctl);
+}
+
+/* The parent's ring exists before the fork; the child makes its own. */
+TEST_F(uring_entry, ring_after_fork)
+{
+	int status, k;
 	pid_t pid;
 
-	ctl = kfdpool_open();
-	if (ctl < 0)
-		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
-	d = kfd_dmabuf_new(ENT_SIZE);
-	if (d < 0)
-		SKIP(return, "no dma-buf exporter");
-	pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "fork", NULL);
-	ASSERT_LE(0, pool);
-	ASSERT_EQ(0, kfdpool_pin(pool, d, 0, NULL, &entry));
-	ex.entry_id = entry;
-	ex.size = 4096;
-	/* The parent's ring exists before the fork (io_uring forced: the
-	 * automatic mode sends single elements as plain ioctls). */
-	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
-	if (kfdpool_exportv(pool, &ex, 1) == -EOPNOTSUPP)
-		SKIP(return, "io_uring commands not available");
-	ASSERT_EQ(0, ex.status);
-	ASSERT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct kfdpool_export c = { .entry_id = entry, .size = 4096 };
-		int k, r = 0;
+		struct kfdpool_export c = { .entry_id = self->entry,
+					    .size = 4096 };
+		int r = 0;
 
 		for (k = 0; k < 100 && !r; k++)
-			r = kfdpool_exportv(pool, &c, 1) != 1 || c.status ||
+			r = kfdpool_exportv(self->pool, &c, 1) != 1 ||
+			    c.status ||
 			    kfdpool_last_batch_mode() != KFDPOOL_BATCH_URING;
 		_exit(r);
 	}
 	/* Parent and child use their rings at the same time. */
-	{
-		int k;
-
-		for (k = 0; k < 100; k++) {
-			ASSERT_EQ(1, kfdpool_exportv(pool, &ex, 1));
-			ASSERT_EQ(0, ex.status);
-		}
+	for (k = 0; k < 100; k++) {
+		ASSERT_EQ(1, kfdpool_exportv(self->pool, &self->ex, 1));
+		ASSERT_EQ(0, self->ex.status);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
-	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
-	close(pool);
-	close(d);
-	close(ctl);
 }
 
 /* Rings of this process (their fds), from one read of /proc/self/fd. */
@@ -381,28 +396,12 @@ static void *export_in_thread(void *arg)
 }
 
 /* Each thread's ring is its own, and goes when the thread ends. */
-TEST(a_threads_ring_goes_with_it)
+TEST_F(uring_entry, a_threads_ring_goes_with_it)
 {
-	struct kfdpool_export ex = { 0 };
-	struct ring_thread t;
-	int ctl, d, before, i;
+	struct ring_thread t = { .pool = self->pool, .entry = self->entry };
+	int before, i;
 	pthread_t th;
 
-	ctl = kfdpool_open();
-	if (ctl < 0)
-		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
-	d = kfd_dmabuf_new(ENT_SIZE);
-	if (d < 0)
-		SKIP(return, "no dma-buf exporter");
-	t.pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "rings",
-				     NULL);
-	ASSERT_LE(0, t.pool);
-	ASSERT_EQ(0, kfdpool_pin(t.pool, d, 0, NULL, &t.entry));
-	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
-	ex.entry_id = t.entry;
-	ex.size = 4096;
-	if (kfdpool_exportv(t.pool, &ex, 1) == -EOPNOTSUPP)
-		SKIP(return, "io_uring commands not available");
 	before = nrings();
 	ASSERT_LE(1, before);	/* this thread's */
 	for (i = 0; i < 3; i++) {
@@ -412,10 +411,6 @@ TEST(a_threads_ring_goes_with_it)
 		EXPECT_EQ(before + 1, t.rings);
 		EXPECT_EQ(before, nrings());
 	}
-	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
-	close(t.pool);
-	close(d);
-	close(ctl);
 }
 
 TEST_HARNESS_MAIN
