@@ -354,6 +354,81 @@ TEST_F(uring_entry, ring_after_fork)
 	EXPECT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
 }
 
+/*
+ * Imports longer than KFDPOOL_BATCH_MAX go over io_uring as one vectored
+ * command per slice, each completing with the number it processed: every
+ * element is processed and written, in order (the first imports, the rest
+ * validate, which needs the first done).
+ */
+TEST_F(uring_entry, import_longer_than_batch_max)
+{
+	const int n = KFDPOOL_BATCH_MAX + 2;
+	static struct kfdpool_import im[KFDPOOL_BATCH_MAX + 2];
+	struct kfdpool_pool_stats st;
+	int ifd, i;
+
+	ifd = kfdpool_pool_export(self->pool);
+	ASSERT_LE(0, ifd);
+	for (i = 0; i < n; i++) {
+		memset(&im[i], 0, sizeof(im[i]));
+		im[i].record = self->ex.record;
+		im[i].flags = i ? KFDPOOL_IMPORT_VALIDATE : 0;
+	}
+	EXPECT_EQ(n, kfdpool_importv(ifd, im, n));
+	EXPECT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, im[i].status) TH_LOG("element %d", i);
+		ASSERT_EQ(self->entry, im[i].entry_id) TH_LOG("element %d", i);
+		ASSERT_EQ(4096, im[i].size) TH_LOG("element %d", i);
+		if (i)
+			ASSERT_EQ(-1, im[i].fd) TH_LOG("element %d", i);
+	}
+	ASSERT_LE(0, im[0].fd);
+	EXPECT_TRUE(kfd_cloexec(im[0].fd));
+	ASSERT_EQ(0, kfdpool_pool_stats(ifd, 0, &st));
+	EXPECT_EQ(1, st.fd_imports);
+	close(im[0].fd);
+	close(ifd);
+}
+
+/*
+ * A vectored import the kernel refuses as a whole (its CQE's res is
+ * -errno, not a count) processed none: the call returns that errno, in one
+ * slice or several, and no element is written.
+ */
+TEST_F(uring_entry, import_refused_whole)
+{
+	const int n = KFDPOOL_BATCH_MAX + 2;
+	static struct kfdpool_import im[KFDPOOL_BATCH_MAX + 2];
+	const struct {
+		int fd, err, count;
+		const char *what;
+	} cases[] = {
+		{ -1, -EBADF, 2, "no descriptor" },
+		{ -1, -EBADF, n, "no descriptor, two slices" },
+		/* A dma-buf has no io_uring commands. */
+		{ self->d, -EOPNOTSUPP, 2, "not a pool" },
+		{ self->d, -EOPNOTSUPP, n, "not a pool, two slices" },
+	};
+	unsigned int c;
+	int i;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (i = 0; i < cases[c].count; i++) {
+			memset(&im[i], 0, sizeof(im[i]));
+			im[i].record = self->ex.record;
+		}
+		EXPECT_EQ(cases[c].err, kfdpool_importv(cases[c].fd, im,
+							cases[c].count))
+			TH_LOG("%s", cases[c].what);
+		EXPECT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
+		for (i = 0; i < cases[c].count; i++) {
+			ASSERT_EQ(0, im[i].status) TH_LOG("%s: %d", cases[c].what, i);
+			ASSERT_EQ(0, im[i].entry_id) TH_LOG("%s: %d", cases[c].what, i);
+		}
+	}
+}
+
 /* Rings of this process (their fds), from one read of /proc/self/fd. */
 static int nrings(void)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* kfdpool-query: print the loaded module's ABI version, features and limits. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,40 @@ static void limit(const char *what, unsigned long long v)
 		printf("%-22s %llu bytes\n", what, v);
 	else
 		printf("%-22s none\n", what);
+}
+
+/* Every KFDPOOL_FEATURE_* bit of the uapi, by the name printed. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} known[] = {
+	{ KFDPOOL_FEATURE_BATCH, "batch" },
+	{ KFDPOOL_FEATURE_URING_CMD, "uring_cmd" },
+	{ KFDPOOL_FEATURE_POOL_HANDLE, "pool-handle" },
+	{ KFDPOOL_FEATURE_HOST_ALLOC, "host-alloc" },
+	{ KFDPOOL_FEATURE_POOL_HELD, "pool-held" },
+};
+
+static void features(uint32_t f)
+{
+	uint32_t bit;
+	size_t i;
+
+	printf("%-22s", "features");
+	if (!f)
+		printf(" none");
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (f & known[i].bit)
+			printf(" %s", known[i].name);
+		f &= ~known[i].bit;
+	}
+	/* A newer module's bits: shown as numbers rather than dropped. */
+	for (bit = 1; f; bit <<= 1) {
+		if (f & bit)
+			printf(" 0x%x", bit);
+		f &= ~bit;
+	}
+	printf("\n");
 }
 
 int main(void)
@@ -32,10 +67,7 @@ int main(void)
 		return 1;
 	}
 	printf("%-22s %u\n", "abi version", q.abi_version);
-	printf("%-22s%s%s%s\n", "features",
-	       q.features & KFDPOOL_FEATURE_BATCH ? " batch" : "",
-	       q.features & KFDPOOL_FEATURE_URING_CMD ? " uring_cmd" : "",
-	       q.features & KFDPOOL_FEATURE_POOL_HANDLE ? " pool-handle" : "");
+	features(q.features);
 	limit("global limit", q.global_limit);
 	limit("per-user limit", q.user_limit);
 	limit("default pool limit", q.default_pool_limit);

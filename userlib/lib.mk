@@ -182,3 +182,14 @@ tools: $(BUILD)/bin/kfdpool-query
 $(BUILD)/bin/kfdpool-query: $(SRC)/tools/query.c $(LIBDIR_OUT)/libkfdpool.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -o $@ $< $(NATIVE_LINK)
+
+# Its output on the host, every feature bit of the uapi included: the
+# module's QUERY answered by a stand-in (tools/test/query_fake.c, preloaded).
+.PHONY: query-unit
+$(BUILD)/tools-test/query_fake.so: $(SRC)/tools/test/query_fake.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARNFLAGS) $(LIB_CPPFLAGS) -shared -fPIC -o $@ $<
+query-unit: $(BUILD)/bin/kfdpool-query $(BUILD)/tools-test/query_fake.so
+	@$(KTAP_RUN) query-unit $(SRC)/tools/test/query-test $(BUILD)/bin/kfdpool-query \
+		$(BUILD)/tools-test/query_fake.so $(SRC)/uapi/linux/kfdpool.h
+unit: query-unit
