@@ -2,10 +2,11 @@
 /*
  * scale_bench: how the cost of a pointer import and the kernel memory of an
  * export record grow with the number of live records in one pool (1,000 to
- * 1,000,000).  Memory is the growth of the kernel's unreclaimable slab
- * (SUnreclaim in /proc/meminfo) while the records are made, divided by
- * their number: the records themselves, the xarray that indexes them, and
- * anything else a record costs.
+ * 1,000,000).  Memory is the growth of the kernel's slab, reclaimable and
+ * not, and of its vmalloc space (Slab and VmallocUsed in /proc/meminfo)
+ * while the records are made, divided by their number: the records
+ * themselves, whatever indexes them (the pool's record table; an xarray's
+ * nodes are reclaimable slab), and anything else a record costs.
  *
  * What grows with the records is mostly cache and TLB misses, which only
  * wall time shows (icount counts instructions, not misses), and wall time
@@ -32,19 +33,24 @@ struct level {
 	double bytes;		/* kernel bytes per record */
 };
 
-static long sunreclaim_kb(void)
+/* Slab (reclaimable or not) plus vmalloc space, in KiB. */
+static long kernel_kb(void)
 {
+	long kb, slab = -1, vmalloc = -1;
 	char line[128];
-	long kb = -1;
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		die("/proc/meminfo: %s", strerror(errno));
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SUnreclaim: %ld kB", &kb) == 1)
-			break;
+		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
+			slab = kb;
+		else if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1)
+			vmalloc = kb;
 	fclose(f);
-	return kb;
+	if (slab < 0 || vmalloc < 0)
+		die("/proc/meminfo: no Slab or VmallocUsed line");
+	return slab + vmalloc;
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -83,7 +89,7 @@ static void level_make(int ctl, struct level *l, unsigned int nrec)
 
 	/* Let the kernel's per-cpu caches settle before the first reading. */
 	usleep(100000);
-	before = sunreclaim_kb();
+	before = kernel_kb();
 	for (i = 0; i < nrec; i += k) {
 		struct kfdpool_batch b = { .ops = (uintptr_t)ex,
 			.elem_size = sizeof(ex[0]) };
@@ -106,7 +112,7 @@ static void level_make(int ctl, struct level *l, unsigned int nrec)
 		}
 	}
 	usleep(100000);
-	after = sunreclaim_kb();
+	after = kernel_kb();
 	l->bytes = (double)(after - before) * 1024 / nrec;
 
 	first.record = l->rec[0];

@@ -40,13 +40,11 @@ union kfdpool_batch_elem {
  * struct kfdpool_batch_slot - one element of a chunk
  * @el: the kernel copy
  * @fdo: the fd it hands out, or what undoes it
- * @xres: an export's allocations
  * @status: 0 while the element is to run; else its refusal
  */
 struct kfdpool_batch_slot {
 	union kfdpool_batch_elem el;
 	struct kfdpool_fd_out fdo;
-	struct kfdpool_export_res xres;
 	int status;
 };
 
@@ -77,7 +75,7 @@ static int kfdpool_batch_prep(struct kfdpool_file *pf, unsigned int nr,
 {
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		return kfdpool_export_prep(pf, &sl->el.exp, &sl->xres);
+		return kfdpool_export_prep(pf, &sl->el.exp);
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
 		return kfdpool_revoke_prep(pf, &sl->el.rev);
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
@@ -95,7 +93,7 @@ static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
 
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		status = kfdpool_export_locked(pf, &sl->el.exp, &sl->xres);
+		status = kfdpool_export_locked(pf, &sl->el.exp);
 		if (!status)
 			kfdpool_export_arm_undo(&sl->fdo, pf,
 						&sl->el.exp.record);
@@ -202,7 +200,6 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 	int err;
 
 	kfdpool_fd_out_init(&sl->fdo);
-	kfdpool_export_res_init(&sl->xres);
 	err = kfdpool_batch_copy_in(nr, &sl->el, uel, ksize, usize);
 	if (err && err != -E2BIG)
 		return err;
@@ -285,8 +282,6 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	pool->cover_txn.deferred = false;
 	mutex_unlock(&pool->lock);
 
-	for (i = 0; i < n; i++)
-		kfdpool_export_finish(&slots[i].xres);
 	for (done = 0; done < n; done++) {
 		*err = kfdpool_batch_write(nr, &slots[done],
 					   uel + done * usize);

@@ -25,11 +25,11 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 	struct kfdpool_pool *pool;
 
 	kfdpool_reap_all();
-	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held\n");
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held rec_pages\n");
 	mutex_lock(&kfdpool_pools_lock);
 	list_for_each_entry(pool, &kfdpool_pools, node) {
 		mutex_lock(&pool->lock);
-		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %llu\n",
+		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %llu %u\n",
 			   KFDPOOL_ID_LEN, pool->id,
 			   pool->name[0] ? pool->name : "-",
 			   kfdpool_owner_pid(pool),
@@ -38,7 +38,7 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 			   pool->used, pool->used_high, pool->draining,
 			   pool->nr_entries, pool->nr_records,
 			   pool->nr_import_fds, pool->imported,
-			   pool->held_bytes);
+			   pool->held_bytes, pool->records.nr_pages);
 		mutex_unlock(&pool->lock);
 	}
 	mutex_unlock(&kfdpool_pools_lock);

@@ -183,7 +183,7 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 
 /*
  * Unpin @entry and revoke its records at once, in O(1): the records move
- * to @dead (they stay in pool->records, where lookups see their entry
+ * to @dead (they stay live in pool->records, where lookups see their entry
  * draining and answer -ENOENT, until kfdpool_recs_free_dead() erases them)
  * and the coverage tree to @bps.  pool->lock held.  Returns the records
  * revoked.
@@ -227,8 +227,7 @@ static void kfdpool_recs_free_dead(struct kfdpool_pool *pool,
 		     n++) {
 			rec = list_first_entry(dead, struct kfdpool_rec, node);
 			list_del(&rec->node);
-			xa_erase(&pool->records, rec->id);
-			kfdpool_rec_destroy(rec);
+			kfdpool_rectab_put(&pool->records, rec);
 		}
 		if (list_empty(dead))
 			break;

@@ -120,6 +120,38 @@ struct kfdpool_cover_txn {
 	struct kfdpool_cover_dirty d[KFDPOOL_COVER_DIRTY];
 };
 
+/* rectab.c: a page of records is a 4 KiB object of its slab cache */
+#define KFDPOOL_RECS_PER_PAGE	64
+#define KFDPOOL_RECTAB_NONE	U32_MAX
+
+/**
+ * struct kfdpool_rec_page - a page of the record table
+ * @recs: its KFDPOOL_RECS_PER_PAGE records, or NULL
+ * @nr_live: how many of them are live
+ */
+struct kfdpool_rec_page {
+	struct kfdpool_rec *recs;
+	u32 nr_live;
+};
+
+/**
+ * struct kfdpool_rectab - a pool's records by id (rectab.c)
+ * @dir: @nr_dir pages, in record id order
+ * @nr_dir: places in @dir
+ * @nr_pages: pages allocated (debugfs shows them)
+ * @hole: no place of @dir below it is empty
+ * @spare: the page with no live record kept, or KFDPOOL_RECTAB_NONE
+ * @free: the free slots (struct kfdpool_rec.node), last freed first
+ */
+struct kfdpool_rectab {
+	struct kfdpool_rec_page *dir;
+	u32 nr_dir;
+	u32 nr_pages;
+	u32 hole;
+	u32 spare;
+	struct list_head free;
+};
+
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
  * @ref: one reference per open pool file (and per transient lookup)
@@ -142,8 +174,7 @@ struct kfdpool_cover_txn {
  * @entries: entry id -> struct kfdpool_entry, live and draining
  * @next_entry: cursor of the cyclic entry id allocation
  * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
- * @records: record id -> struct kfdpool_rec
- * @next_record: cursor of the cyclic record id allocation
+ * @records: record id -> struct kfdpool_rec (rectab.c)
  * @generation: export counter; each record stores its value, and the
  *	record's generation is its low 32 bits
  * @reserved: bytes of all entries, draining ones included
@@ -192,8 +223,7 @@ struct kfdpool_pool {
 	struct xarray entries;
 	u32 next_entry;
 	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
-	struct xarray records;
-	u32 next_record;
+	struct kfdpool_rectab records;
 	u64 generation;
 
 	u64 reserved;
@@ -281,15 +311,16 @@ struct kfdpool_entry {
  * @entry: the entry the record points into
  * @offset: offset in the entry
  * @size: bytes covered
- * @node: in entry->records
- * @id: the record's slot in pool->records
+ * @node: in entry->records while live, else in pool->records.free
+ * @id: the record's slot in pool->records, plus one (constant)
  * @generation: the low 32 bits of pool->generation when made, which the
  *	record carries
  * @nonce: the record's nonce, made when it was (kfdpool_rec_nonce())
  *
  * The nonce is stored, not recomputed when the record is presented: two
  * SipHash-2-4 runs (~370 guest instructions) were a third of a validated
- * import, and 16 bytes bring a record to exactly 64 (its own slab cache).
+ * import, and 16 bytes bring a record to exactly 64: 64 of them fill a
+ * page of the record table.
  */
 struct kfdpool_rec {
 	struct kfdpool_entry *entry;
@@ -414,27 +445,10 @@ int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
 void kfdpool_file_drop_imports(struct kfdpool_file *pf);
 void kfdpool_pool_free_all(struct kfdpool_pool *pool);
 
-/**
- * struct kfdpool_export_res - what an export allocates
- * @rec: the record, allocated before the lock, until the export uses it
- */
-struct kfdpool_export_res {
-	struct kfdpool_rec *rec;
-};
-
-/* Nothing allocated: kfdpool_export_finish() has nothing to free. */
-static inline void kfdpool_export_res_init(struct kfdpool_export_res *res)
-{
-	res->rec = NULL;
-}
-
 /* record.c: the commands of ioctls, batches and io_uring alike */
 int kfdpool_export_prep(struct kfdpool_file *pf,
-			const struct kfdpool_export *e,
-			struct kfdpool_export_res *res);
-int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
-			  struct kfdpool_export_res *res);
-void kfdpool_export_finish(struct kfdpool_export_res *res);
+			const struct kfdpool_export *e);
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e);
 int kfdpool_revoke_prep(struct kfdpool_file *pf,
 			const struct kfdpool_revoke *r);
 int kfdpool_revoke_locked(struct kfdpool_file *pf,
@@ -451,9 +465,6 @@ int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo);
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
-int kfdpool_rec_cache_init(void);
-void kfdpool_rec_destroy(struct kfdpool_rec *rec);
-void kfdpool_rec_cache_exit(void);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_revoke(struct file *file, void *data,
@@ -462,6 +473,15 @@ long kfdpool_ioctl_import(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_release(struct file *file, void *data,
 			   struct kfdpool_fd_out *fdo);
+
+/* rectab.c */
+int kfdpool_rec_cache_init(void);
+void kfdpool_rec_cache_exit(void);
+void kfdpool_rectab_init(struct kfdpool_rectab *t);
+void kfdpool_rectab_destroy(struct kfdpool_rectab *t);
+struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t);
+void kfdpool_rectab_put(struct kfdpool_rectab *t, struct kfdpool_rec *rec);
+struct kfdpool_rec *kfdpool_rectab_find(struct kfdpool_rectab *t, u32 id);
 
 /* batch.c */
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,

@@ -88,7 +88,7 @@ void kfdpool_pool_unlist(struct kfdpool_pool *pool)
 void kfdpool_pool_destroy(struct kfdpool_pool *pool)
 {
 	xa_destroy(&pool->entries);
-	xa_destroy(&pool->records);
+	kfdpool_rectab_destroy(&pool->records);
 	kfdpool_user_put(pool->user);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
@@ -248,7 +248,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	pool->uid = current_euid();
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	hash_init(pool->dmabufs);
-	xa_init_flags(&pool->records, XA_FLAGS_ALLOC1);
+	kfdpool_rectab_init(&pool->records);
 	INIT_LIST_HEAD(&pool->held);
 	INIT_LIST_HEAD(&pool->held_node);
 

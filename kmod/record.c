@@ -8,30 +8,8 @@
 #include <linux/dma-buf.h>
 #include <linux/random.h>
 #include <linux/siphash.h>
-#include <linux/slab.h>
 
 #include "kfdpool.h"
-
-static struct kmem_cache *kfdpool_rec_cache;
-
-int kfdpool_rec_cache_init(void)
-{
-	/* Issue 14's bound on kernel memory per record. */
-	BUILD_BUG_ON(sizeof(struct kfdpool_rec) > 64);
-	kfdpool_rec_cache = KMEM_CACHE(kfdpool_rec, SLAB_ACCOUNT);
-	return kfdpool_rec_cache ? 0 : -ENOMEM;
-}
-
-void kfdpool_rec_cache_exit(void)
-{
-	kmem_cache_destroy(kfdpool_rec_cache);
-}
-
-/* Free a record no pool counts any longer. */
-void kfdpool_rec_destroy(struct kfdpool_rec *rec)
-{
-	kmem_cache_free(kfdpool_rec_cache, rec);
-}
 
 /*
  * The nonce of record (@id, @generation): two SipHash-2-4 outputs under the
@@ -79,7 +57,6 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	struct kfdpool_entry *entry = rec->entry;
 
 	lockdep_assert_held(&pool->lock);
-	xa_erase(&pool->records, rec->id);
 	list_del(&rec->node);
 	if (kfdpool_cover_txn_full(&pool->cover_txn))
 		kfdpool_pool_settle(pool);
@@ -88,7 +65,7 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	pool->nr_records--;
 	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
-	kmem_cache_free(kfdpool_rec_cache, rec);
+	kfdpool_rectab_put(&pool->records, rec);
 }
 
 static void kfdpool_rec_encode(struct kfdpool_pool *pool,
@@ -127,7 +104,7 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 	struct kfdpool_rec *rec;
 
 	lockdep_assert_held(&pool->lock);
-	rec = xa_load(&pool->records, r->record_id);
+	rec = kfdpool_rectab_find(&pool->records, r->record_id);
 	/* A record of an unpinned entry is revoked, though not erased yet. */
 	if (!rec || rec->entry->draining)
 		return ERR_PTR(-ENOENT);
@@ -143,47 +120,36 @@ static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 
 /*
  * Each command comes in two halves, so that a batch takes the pool's lock
- * once for many elements: *_prep() checks the arguments and allocates,
- * without the lock; *_locked() does the rest under pool->lock.  The
- * kfdpool_do_*() functions run both for one element.
+ * once for many elements: *_prep() checks what it can without the lock;
+ * *_locked() does the rest under pool->lock (an export's record slot
+ * comes from the pool's table, rectab.c, which allocates a page of slots
+ * once in 64 exports).  The kfdpool_do_*() functions run both for one
+ * element.
  */
 
-/**
- * kfdpool_export_prep() - check an export and allocate its record
- * @pf: the pool file
- * @e: the element
- * @res: receives what the export needs under the lock; pass it to
- *	kfdpool_export_locked() and then, whatever happened, to
- *	kfdpool_export_finish()
- *
- * Return: 0 or -errno (then @res holds nothing).
- */
+/* Check an export.  0 or -errno. */
 int kfdpool_export_prep(struct kfdpool_file *pf,
-			const struct kfdpool_export *e,
-			struct kfdpool_export_res *res)
+			const struct kfdpool_export *e)
 {
-	kfdpool_export_res_init(res);
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (e->flags || e->pad || !e->size)
 		return -EINVAL;
 	if (!pf->pool->handle_types)
 		return -EOPNOTSUPP;
-	res->rec = kmem_cache_zalloc(kfdpool_rec_cache, GFP_KERNEL_ACCOUNT);
-	return res->rec ? 0 : -ENOMEM;
+	return 0;
 }
 
 /*
- * Make the record of @e with @res; pool->lock held.  0 or -errno.  Settle
- * before unlocking.
+ * Make the record of @e; pool->lock held.  0 or -errno.  Settle before
+ * unlocking.
  */
-int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
-			  struct kfdpool_export_res *res)
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_rec *rec = res->rec;
 	struct kfdpool_bp *spare[2];
 	struct kfdpool_entry *entry;
+	struct kfdpool_rec *rec;
 	int ret;
 
 	lockdep_assert_held(&pool->lock);
@@ -200,12 +166,11 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
 	ret = kfdpool_bp_stash_take(pool->bp_stash, spare);
 	if (ret)
 		goto err_uncharge;
-	ret = xa_alloc_cyclic(&pool->records, &rec->id, rec,
-			      XA_LIMIT(1, U32_MAX), &pool->next_record,
-			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
+	rec = kfdpool_rectab_get(&pool->records);
+	if (IS_ERR(rec)) {
+		ret = PTR_ERR(rec);
 		goto err_keep;
-	res->rec = NULL;
+	}
 	kfdpool_rec_nonce(pool, rec->id, ++pool->generation, rec->nonce);
 	rec->generation = lower_32_bits(pool->generation);
 	rec->entry = entry;
@@ -230,26 +195,15 @@ err_uncharge:
 	return ret;
 }
 
-/* Free what an export prepared and did not use. */
-void kfdpool_export_finish(struct kfdpool_export_res *res)
-{
-	if (res->rec)
-		kmem_cache_free(kfdpool_rec_cache, res->rec);
-	res->rec = NULL;
-}
-
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
-	struct kfdpool_export_res res;
-	int ret;
+	int ret = kfdpool_export_prep(pf, e);
 
-	ret = kfdpool_export_prep(pf, e, &res);
 	if (ret)
 		return ret;
 	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_export_locked(pf, e, &res);
+	ret = kfdpool_export_locked(pf, e);
 	mutex_unlock(&pf->pool->lock);
-	kfdpool_export_finish(&res);
 	return ret;
 }
 

@@ -735,6 +735,7 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 	uint64_t ops = rel_env_u64("KFDPOOL_FI_OPS", 3000);
 	unsigned long long calls = 0, fails = 0, bad = 0;
 	int pools[4] = { -1, -1, -1, -1 }, imps[4] = { -1, -1, -1, -1 };
+	bool imp_of_pool[4] = {};	/* imps[p] is of pools[p], not older */
 	struct kfdpool_record recs[16] = {};
 	uint32_t entries[16] = {};
 	int bufs[4], last_bad = 0, i;
@@ -773,8 +774,10 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 		switch (rel_below(&seed, 10)) {
 		case 0:
 			if (pools[p] >= 0) {
+				/* An import fd keeps the pool it is of. */
 				close(pools[p]);
 				pools[p] = -1;
+				imp_of_pool[p] = false;
 			} else {
 				ret = rel_pool_create(self->s.ctl, 0,
 						      KFDPOOL_HANDLE_TYPES_ALL,
@@ -789,6 +792,7 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 			} else if (pools[p] >= 0) {
 				ret = rel_pool_export(pools[p]);
 				imps[p] = ret >= 0 ? ret : -1;
+				imp_of_pool[p] = ret >= 0;
 			}
 			break;
 		case 2:
@@ -872,7 +876,11 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 			ASSERT_EQ(0, rel_stats(pools[i], &st));
 			why = rel_stats_invalid(&st);
 			EXPECT_TRUE(why == NULL) TH_LOG("pool %d: %s", i, why);
-			EXPECT_EQ(imps[i] >= 0 ? 1 : 0, st.import_fds);
+			EXPECT_EQ(imps[i] >= 0 && imp_of_pool[i] ? 1 : 0,
+				  st.import_fds)
+				TH_LOG("pool %d: import fd %d, of %s pool", i,
+				       imps[i], imp_of_pool[i] ? "this" :
+				       "an earlier");
 			close(pools[i]);
 		}
 		if (imps[i] >= 0)

@@ -449,7 +449,7 @@ TEST_F(pool, fdinfo_keys)
 TEST_F(pool, debugfs)
 {
 	char hex[2 * KFDPOOL_ID_LEN + 1], line[512], id[64], name[64];
-	unsigned long long v[12];
+	unsigned long long v[13];
 	int pid, found = 0, p2;
 	FILE *f;
 
@@ -461,14 +461,14 @@ TEST_F(pool, debugfs)
 	kfd_hex(self->id, KFDPOOL_ID_LEN, hex);
 	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
 	EXPECT_EQ('#', line[0]);
-	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held\n"));
+	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported held rec_pages\n"));
 	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			       id, name, &pid, &v[0], &v[1], &v[2], &v[3],
 			       &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			       &v[10], &v[11]);
+			       &v[10], &v[11], &v[12]);
 
-		EXPECT_EQ(15, n);
+		EXPECT_EQ(16, n);
 		if (!strcmp(name, "-") && pid == getpid())
 			found |= 2;
 		if (strcmp(id, hex))

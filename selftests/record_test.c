@@ -334,6 +334,90 @@ TEST_F(rec, nonces_are_per_record)
 		EXPECT_EQ(0, kfd_revoke(self->s.pool, &r[i]));
 }
 
+/* The rec_pages column of the debugfs line of the pool @rec is of; -1. */
+static int rec_pages(const struct kfdpool_record *rec)
+{
+	char hex[2 * KFDPOOL_ID_LEN + 1], id[64], line[512];
+	int pages, ret = -1;
+	FILE *f = fopen(KFD_DEBUGFS, "re");
+
+	if (!f)
+		return -1;
+	kfd_hex(rec->pool_id, KFDPOOL_ID_LEN, hex);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %*s %*d %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %d",
+			   id, &pages) == 2 && !strcmp(id, hex))
+			ret = pages;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The record table: 64 records a page, slots reused last freed first (a
+ * revoked record whose slot was taken again is -ESTALE, one whose slot is
+ * free -ENOENT), a page given back when its records are all free but for
+ * one kept, emptied places filled again.
+ */
+TEST_F(rec, table_pages_and_slot_reuse)
+{
+	static struct kfdpool_record r[130];
+	struct kfdpool_record again, more[128];
+	int p, e, i;
+
+	p = kfd_pool_new("table");
+	ASSERT_LE(0, p);
+	e = kfd_pin(p, self->s.buf[0], 0);
+	ASSERT_LT(0, e);
+	for (i = 0; i < 130; i++) {
+		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &r[i]));
+		EXPECT_EQ(i + 1, r[i].record_id);
+	}
+	if (rec_pages(&r[0]) < 0) {
+		close(p);
+		SKIP(return, "%s: %s", KFD_DEBUGFS, strerror(errno));
+	}
+	EXPECT_EQ(3, rec_pages(&r[0]));
+
+	/* The second page empties: kept.  Then the first: given back. */
+	for (i = 64; i < 128; i++)
+		ASSERT_EQ(0, kfd_revoke(p, &r[i]));
+	EXPECT_EQ(3, rec_pages(&r[0]));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, kfd_revoke(p, &r[i]));
+	EXPECT_EQ(2, rec_pages(&r[0]));
+	EXPECT_EQ(-ENOENT, kfd_import(p, &r[0], 0, NULL));
+	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[0]));
+	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[127]));
+
+	/* The last slot freed comes back; its old record is stale. */
+	ASSERT_EQ(0, kfd_export(p, e, 4096, 4096, &again));
+	EXPECT_EQ(r[127].record_id, again.record_id);
+	EXPECT_NE(r[127].generation, again.generation);
+	EXPECT_EQ(-ESTALE, kfd_revoke(p, &r[127]));
+	EXPECT_EQ(-ESTALE, kfd_import(p, &r[127], 0, NULL));
+	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[126]));
+	ASSERT_EQ(0, kfd_revoke(p, &again));
+
+	/* Everything revoked: one page kept. */
+	ASSERT_EQ(0, kfd_revoke(p, &r[128]));
+	ASSERT_EQ(0, kfd_revoke(p, &r[129]));
+	EXPECT_EQ(1, rec_pages(&r[0]));
+
+	/* The empty place of the directory is filled first. */
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &more[i]));
+	EXPECT_EQ(2, rec_pages(&r[0]));
+	for (i = 0; i < 128; i++) {
+		EXPECT_GE(128, more[i].record_id);
+		/* Valid, though not imported on this fd. */
+		EXPECT_EQ(-ENXIO, kfd_import(p, &more[i],
+					     KFDPOOL_IMPORT_VALIDATE, NULL));
+	}
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(0, kfd_revoke(p, &more[i]));
+	close(p);
+}
+
 /* A new record never brings a revoked one back. */
 TEST_F(rec, revoked_stays_dead)
 {
