@@ -24,19 +24,6 @@ FIXTURE_TEARDOWN(batch)
 	KFD_SET_TEARDOWN();
 }
 
-static int batch(int fd, unsigned long cmd, void *ops, __u32 count,
-		 __u32 elem_size)
-{
-	struct kfdpool_batch b = {};
-	int ret;
-
-	b.ops = (uintptr_t)ops;
-	b.count = count;
-	b.elem_size = elem_size;
-	ret = ioctl(fd, cmd, &b);
-	return ret < 0 ? -errno : ret;
-}
-
 /* Export @n records of entry @e, 1 page each (wrapping in the entry). */
 static int export_n(int pool, __u32 e, struct kfdpool_record *rec, int n)
 {
@@ -49,7 +36,7 @@ static int export_n(int pool, __u32 e, struct kfdpool_record *rec, int n)
 		ex[i].size = 4096;
 		ex[i].status = 99;
 	}
-	ret = batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex, n, sizeof(*ex));
+	ret = kfd_batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex, n, sizeof(*ex));
 	for (i = 0; i < n && ret == n; i++) {
 		if (ex[i].status) {
 			ret = ex[i].status;
@@ -80,8 +67,8 @@ TEST_F(batch, all_commands)
 		im[i].record = rec[i];
 		im[i].status = 99;
 	}
-	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
-			    sizeof(im[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+				sizeof(im[0])));
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(0, im[i].status);
 		EXPECT_LE(0, im[i].fd);
@@ -99,8 +86,8 @@ TEST_F(batch, all_commands)
 		im[i].flags = KFDPOOL_IMPORT_VALIDATE;
 		im[i].fd = 77;
 	}
-	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
-			    sizeof(im[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 16,
+				sizeof(im[0])));
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(0, im[i].status);
 		EXPECT_EQ(-1, im[i].fd);
@@ -109,12 +96,12 @@ TEST_F(batch, all_commands)
 	memset(rel, 0, sizeof(rel));
 	for (i = 0; i < 16; i++)
 		rel[i].entry_id = self->s.entry[0];
-	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
-			    sizeof(rel[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+				sizeof(rel[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(0, rel[i].status);
-	ASSERT_EQ(16, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
-			    sizeof(rel[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel, 16,
+				sizeof(rel[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(-ENOENT, rel[i].status);
 	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
@@ -123,15 +110,15 @@ TEST_F(batch, all_commands)
 	memset(rv, 0, sizeof(rv));
 	for (i = 0; i < 16; i++)
 		rv[i].record = rec[i];
-	ASSERT_EQ(16, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
-			    sizeof(rv[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+				sizeof(rv[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(0, rv[i].status);
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.records);
 	EXPECT_EQ(0, st.used_bytes);
-	ASSERT_EQ(16, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
-			    sizeof(rv[0])));
+	ASSERT_EQ(16, kfd_batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 16,
+				sizeof(rv[0])));
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(-ENOENT, rv[i].status);
 }
@@ -153,8 +140,8 @@ TEST_F(batch, mixed_elements)
 	ex[3].flags = 1;
 	ex[4].entry_id = self->s.entry[1];	ex[4].size = SZ + 1;
 	ex[5].entry_id = self->s.entry[1];	ex[5].size = SZ;
-	ASSERT_EQ(6, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 6,
-			   sizeof(ex[0])));
+	ASSERT_EQ(6, kfd_batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 6,
+			       sizeof(ex[0])));
 	EXPECT_EQ(0, ex[0].status);
 	EXPECT_EQ(-EINVAL, ex[1].status);
 	EXPECT_EQ(-ENOENT, ex[2].status);
@@ -171,8 +158,8 @@ TEST_F(batch, mixed_elements)
 	im[3].record.nonce[0] ^= 1;		/* -ENOENT */
 	im[4].record.generation ^= 1;		/* -ESTALE */
 	im[5].flags = 4;			/* -EINVAL */
-	ASSERT_EQ(6, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
-			   sizeof(im[0])));
+	ASSERT_EQ(6, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
+			       sizeof(im[0])));
 	EXPECT_EQ(0, im[0].status);
 	EXPECT_LE(0, im[0].fd);
 	EXPECT_EQ(-EINVAL, im[1].status);
@@ -190,8 +177,8 @@ TEST_F(batch, mixed_elements)
 	rv[2].record = ex[5].record;
 	rv[2].flags = 1;			/* -EINVAL */
 	rv[3].record = ex[5].record;
-	ASSERT_EQ(4, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 4,
-			   sizeof(rv[0])));
+	ASSERT_EQ(4, kfd_batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 4,
+			       sizeof(rv[0])));
 	EXPECT_EQ(0, rv[0].status);
 	EXPECT_EQ(-ENOENT, rv[1].status);
 	EXPECT_EQ(-EINVAL, rv[2].status);
@@ -233,8 +220,8 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 		memset(im, 0, n * sizeof(*im));
 		for (i = 0; i < n; i++)
 			im[i].record = rec[i];
-		ASSERT_EQ(n, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, n,
-				   sizeof(*im)));
+		ASSERT_EQ(n, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH,
+				       im, n, sizeof(*im)));
 		for (i = 0; i < n; i++) {
 			bad += im[i].status != 0;
 			fds += im[i].fd >= 0;
@@ -246,13 +233,13 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 		memset(rel, 0, n * sizeof(*rel));
 		for (i = 0; i < n; i++)
 			rel[i].entry_id = self->s.entry[k & 1];
-		ASSERT_EQ(n, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
-				   n, sizeof(*rel)));
+		ASSERT_EQ(n, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH,
+				       rel, n, sizeof(*rel)));
 		memset(rv, 0, n * sizeof(*rv));
 		for (i = 0; i < n; i++)
 			rv[i].record = rec[i];
-		ASSERT_EQ(n, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, n,
-				   sizeof(*rv)));
+		ASSERT_EQ(n, kfd_batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH,
+				       rv, n, sizeof(*rv)));
 		for (i = 0; i < n; i++) {
 			bad += rel[i].status != 0;
 			bad += rv[i].status != 0;
@@ -264,13 +251,13 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 		TH_LOG("batch of %d: ok", n);
 	}
 	/* Max + 1 and 0 are refused as a whole; nothing happens. */
-	EXPECT_EQ(-EINVAL, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im,
-				 KFDPOOL_BATCH_MAX + 1, sizeof(*im)));
-	EXPECT_EQ(-EINVAL, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, im,
-				 KFDPOOL_BATCH_MAX + 1,
-				 sizeof(struct kfdpool_export)));
-	EXPECT_EQ(-EINVAL, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rel,
-				 0, sizeof(*rel)));
+	EXPECT_EQ(-EINVAL, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im,
+				     KFDPOOL_BATCH_MAX + 1, sizeof(*im)));
+	EXPECT_EQ(-EINVAL, kfd_batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, im,
+				     KFDPOOL_BATCH_MAX + 1,
+				     sizeof(struct kfdpool_export)));
+	EXPECT_EQ(-EINVAL, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH,
+				     rel, 0, sizeof(*rel)));
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(0, st.records);
 	free(rec);
@@ -329,8 +316,8 @@ TEST_F(batch, larger_elements)
 		ex[i].e.size = 4096;
 	}
 	ex[1].future[2] = 0xabc1;
-	ASSERT_EQ(3, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
-			   sizeof(ex[0])));
+	ASSERT_EQ(3, kfd_batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 3,
+			       sizeof(ex[0])));
 	for (i = 0; i < 3; i += 2) {
 		EXPECT_EQ(0, ex[i].e.status);
 		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, ex[i].e.record.magic);
@@ -354,15 +341,15 @@ TEST_F(batch, import_fd_owner_only)
 	ex[0].entry_id = self->s.entry[0];
 	ex[0].size = 1;
 	ex[1] = ex[0];
-	EXPECT_EQ(-EPERM, batch(self->s.imp, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
-				sizeof(ex[0])));
+	EXPECT_EQ(-EPERM, kfd_batch(self->s.imp, KFDPOOL_IOC_EXPORT_BATCH, ex,
+				    2, sizeof(ex[0])));
 	EXPECT_EQ(0, ex[0].status);	/* not touched */
-	ASSERT_EQ(2, batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
-			   sizeof(ex[0])));
+	ASSERT_EQ(2, kfd_batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, ex, 2,
+			       sizeof(ex[0])));
 	rv[0].record = ex[0].record;
 	rv[1].record = ex[1].record;
-	EXPECT_EQ(-EPERM, batch(self->s.imp, KFDPOOL_IOC_REVOKE_BATCH, rv, 2,
-				sizeof(rv[0])));
+	EXPECT_EQ(-EPERM, kfd_batch(self->s.imp, KFDPOOL_IOC_REVOKE_BATCH, rv,
+				    2, sizeof(rv[0])));
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(2, st.records);
 }
@@ -390,8 +377,8 @@ TEST_F(batch, partial_fault)
 	memset(im, 0, n * sizeof(*im));
 	for (i = 0; i < n; i++)
 		im[i].record = r;
-	ret = batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, n + 5,
-		    sizeof(*im));
+	ret = kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, n + 5,
+			sizeof(*im));
 	EXPECT_EQ(n, ret);
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(0, im[i].status);
@@ -425,8 +412,8 @@ TEST_F(batch, readonly_elements)
 	ASSERT_EQ(0, mprotect(im, 4096, PROT_READ));
 	fd = dup(0);
 	close(fd);
-	EXPECT_EQ(-EFAULT, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 2,
-				 sizeof(*im)));
+	EXPECT_EQ(-EFAULT, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im,
+				     2, sizeof(*im)));
 	EXPECT_EQ(fd, dup(0));
 	close(fd);
 	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
@@ -456,8 +443,8 @@ TEST_F(batch, readonly_revokes_and_releases)
 		rv[i].record = r[i];
 	}
 	ASSERT_EQ(0, mprotect(rv, 4096, PROT_READ));
-	EXPECT_EQ(-EFAULT, batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv, 3,
-				 sizeof(*rv)));
+	EXPECT_EQ(-EFAULT, kfd_batch(self->s.pool, KFDPOOL_IOC_REVOKE_BATCH, rv,
+				     3, sizeof(*rv)));
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(3, st.records);
 	for (i = 0; i < 3; i++)
@@ -470,8 +457,8 @@ TEST_F(batch, readonly_revokes_and_releases)
 	for (i = 0; i < 3; i++)
 		rl[i].entry_id = self->s.entry[0];
 	ASSERT_EQ(0, mprotect(rl, 4096, PROT_READ));
-	EXPECT_EQ(-EFAULT, batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rl, 3,
-				 sizeof(*rl)));
+	EXPECT_EQ(-EFAULT, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, rl,
+				     3, sizeof(*rl)));
 	/* The three imports are all still held. */
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, kfd_release(self->s.imp, self->s.entry[0]));
@@ -501,8 +488,8 @@ TEST_F(batch, emfile_elements)
 	memset(im, 0, sizeof(im));
 	for (i = 0; i < 8; i++)
 		im[i].record = r;
-	EXPECT_EQ(8, batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 8,
-			   sizeof(im[0])));
+	EXPECT_EQ(8, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 8,
+			       sizeof(im[0])));
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
 	for (i = 0; i < 8; i++) {
 		ok += !im[i].status && im[i].fd >= 0;

@@ -435,6 +435,23 @@ static inline int kfd_release(int pool, __u32 entry_id)
 	return kfd_ioctl(pool, KFDPOOL_IOC_RELEASE, &r);
 }
 
+/*
+ * Batch ioctl @cmd over @count elements of @elem_size bytes at @ops: the
+ * number of elements run (each has its own status), or -errno.
+ */
+static inline int kfd_batch(int fd, unsigned long cmd, void *ops, __u32 count,
+			    __u32 elem_size)
+{
+	struct kfdpool_batch b = {};
+	int ret;
+
+	b.ops = (uintptr_t)ops;
+	b.count = count;
+	b.elem_size = elem_size;
+	ret = ioctl(fd, cmd, &b);
+	return ret < 0 ? -errno : ret;
+}
+
 static inline int kfd_query(struct kfdpool_query *q)
 {
 	int ctl = kfd_open(), ret;

@@ -172,28 +172,12 @@ FIXTURE(ipc) {
 
 FIXTURE_SETUP(ipc)
 {
-	hipError_t e;
-
-	self->pool = NULL;
-	if (access("/dev/kfdpool", F_OK))
-		SKIP(return, "/dev/kfdpool missing (module not loaded)");
-	self->base_dmabufs = lh_dmabufs(-1);
-	e = lh_pool(&self->pool, hipMemHandleTypePosixFileDescriptor,
-		    1ull << 30);
-	if (e == hipErrorNoDevice)
-		SKIP(return, "no host dma-buf exporter (dma heap, udmabuf, vgem)");
-	ASSERT_EQ(hipSuccess, e) TH_LOG("%s", hipGetErrorName(e));
-	ksft_print_msg("host pool backend: %s\n",
-		       kfdpoolMemPoolBackend(self->pool));
+	LH_FD_POOL_SETUP(1ull << 30);
 }
 
 FIXTURE_TEARDOWN(ipc)
 {
-	if (self->pool)
-		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
-	/* Every chunk and import gone: dma-bufs back to where they were. */
-	if (self->pool && self->base_dmabufs >= 0)
-		EXPECT_EQ(self->base_dmabufs, lh_dmabufs(self->base_dmabufs));
+	LH_FD_POOL_TEARDOWN();
 }
 
 static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,

@@ -204,4 +204,45 @@ static inline uint64_t lh_rand(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
+/*
+ * FIXTURE_SETUP's body for a fixture with members hipMemPool_t pool and
+ * int base_dmabufs: a host pool of at most @max_size bytes that shares
+ * through POSIX fds, and the dma-bufs alive before it.  Skips without the
+ * module or without a host dma-buf exporter.
+ */
+#define LH_FD_POOL_SETUP(max_size)					\
+	do {								\
+		hipError_t e_;						\
+									\
+		self->pool = NULL;					\
+		if (access("/dev/kfdpool", F_OK))			\
+			SKIP(return,					\
+			     "/dev/kfdpool missing (module not loaded)"); \
+		self->base_dmabufs = lh_dmabufs(-1);			\
+		e_ = lh_pool(&self->pool,				\
+			     hipMemHandleTypePosixFileDescriptor,	\
+			     max_size);					\
+		if (e_ == hipErrorNoDevice)				\
+			SKIP(return,					\
+			     "no host dma-buf exporter (dma heap, udmabuf, vgem)"); \
+		ASSERT_EQ(hipSuccess, e_)				\
+			TH_LOG("%s", hipGetErrorName(e_));		\
+		ksft_print_msg("host pool backend: %s\n",		\
+			       kfdpoolMemPoolBackend(self->pool));	\
+	} while (0)
+
+/*
+ * FIXTURE_TEARDOWN's body: the pool destroyed, and with every chunk and
+ * import gone the dma-bufs are back to where they were.
+ */
+#define LH_FD_POOL_TEARDOWN()						\
+	do {								\
+		if (self->pool)						\
+			EXPECT_EQ(hipSuccess,				\
+				  hipMemPoolDestroy(self->pool));	\
+		if (self->pool && self->base_dmabufs >= 0)		\
+			EXPECT_EQ(self->base_dmabufs,			\
+				  lh_dmabufs(self->base_dmabufs));	\
+	} while (0)
+
 #endif /* LIB_HIP_UTIL_H */

@@ -49,19 +49,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int batch(int fd, unsigned long cmd, void *ops, __u32 count,
-		 __u32 elem_size)
-{
-	struct kfdpool_batch b = {};
-	int ret;
-
-	b.ops = (uintptr_t)ops;
-	b.count = count;
-	b.elem_size = elem_size;
-	ret = ioctl(fd, cmd, &b);
-	return ret < 0 ? -errno : ret;
-}
-
 /*
  * Export @n records of entry @e (@size bytes): the whole entry, and interior
  * pointers at every page to its end, alternately.  0 or -errno.
@@ -87,8 +74,8 @@ static int export_many(int pool, __u32 e, __u64 size, unsigned int n)
 			ex[k].offset = off;
 			ex[k].size = size - off;
 		}
-		ret = batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex, cnt,
-			    sizeof(*ex));
+		ret = kfd_batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex, cnt,
+				sizeof(*ex));
 		if (ret >= 0 && ret != (int)cnt)
 			ret = -EIO;
 		for (k = 0; ret >= 0 && k < cnt; k++)

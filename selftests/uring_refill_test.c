@@ -23,18 +23,17 @@
  * kfdpool command must then complete exactly as the payload it was given
  * (the refill) says, whole.
  */
-#include <liburing.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
+#include "kfdpool_uring_util.h"
 
 #define NB		4		/* dma-bufs, entries */
 #define SZ		(64 * 1024)
 #define RING		64
 #define SQE_BYTES	128
 #define CMD_OFF		48		/* sqe->cmd in an SQE */
-#define CMD_PAYLOAD	80
 #define ROUNDS		24
 
 /* liburing 2.3 does not name the socket command fields: offsets. */
@@ -114,22 +113,6 @@ static void put32(void *sqe, int off, __u32 v)
 static void put64(void *sqe, int off, __u64 v)
 {
 	memcpy((char *)sqe + off, &v, sizeof(v));
-}
-
-static struct io_uring_sqe *prep_cmd(struct io_uring *ring, int fd,
-				     __u32 op, const void *payload,
-				     size_t len, __u64 ud)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-	if (!sqe)
-		return NULL;
-	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
-	sqe->cmd_op = op;
-	memset(sqe->cmd, 0, CMD_PAYLOAD);
-	memcpy(sqe->cmd, payload, len);
-	sqe->user_data = ud;
-	return sqe;
 }
 
 /*
@@ -217,7 +200,7 @@ FIXTURE_SETUP(refill)
 	unlink(self->fifo);
 	ASSERT_EQ(0, mkfifo(self->fifo, 0600));
 
-	ret = io_uring_queue_init(RING, &self->ring, IORING_SETUP_SQE128);
+	ret = kfd_uring_init(&self->ring, RING);
 	if (ret)
 		SKIP(return, "io_uring with SQE128: %s", strerror(-ret));
 	self->ring_ok = true;
@@ -328,8 +311,8 @@ static int round_prepare(struct __test_metadata *_metadata,
 		int t = (n + i) % NB;
 
 		import_payload(&ur, &self->rec[t]);
-		sqe = prep_cmd(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
-			       &ur, sizeof(ur), 0);
+		sqe = kfd_uring_prep(&self->ring, self->s.imp,
+				     KFDPOOL_URING_IMPORT, &ur, sizeof(ur), 0);
 		if (i)
 			sqe->flags |= IOSQE_ASYNC;
 		c = add(r, K_IMPORT, &self->ring, sqe);
@@ -347,30 +330,30 @@ static int round_prepare(struct __test_metadata *_metadata,
 	ue.offset = r->export_off;
 	ue.size = r->export_size;
 	ue.record_ptr = (uintptr_t)r->fresh;
-	sqe = prep_cmd(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT, &ue,
-		       sizeof(ue), 0);
+	sqe = kfd_uring_prep(&self->ring, self->s.pool, KFDPOOL_URING_EXPORT,
+			     &ue, sizeof(ue), 0);
 	add(r, K_EXPORT, &self->ring, sqe);
 
 	/* Vectored batches, inline and in io-wq. */
 	batch_payload(&b, r->ia, NB, sizeof(r->ia[0]));
-	sqe = prep_cmd(&self->ring, self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, &b,
-		       sizeof(b), 0);
+	sqe = kfd_uring_prep(&self->ring, self->s.imp, KFDPOOL_IOC_IMPORT_BATCH,
+			     &b, sizeof(b), 0);
 	add(r, K_IMPORT_BATCH, &self->ring, sqe);
 	batch_payload(&b, r->ea, 2, sizeof(r->ea[0]));
-	sqe = prep_cmd(&self->ring, self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, &b,
-		       sizeof(b), 0);
+	sqe = kfd_uring_prep(&self->ring, self->s.pool,
+			     KFDPOOL_IOC_EXPORT_BATCH, &b, sizeof(b), 0);
 	sqe->flags |= IOSQE_ASYNC;
 	c = add(r, K_EXPORT_BATCH, &self->ring, sqe);
 	c->async = true;
 
 	import_payload(&ur, &r->dispose);
-	sqe = prep_cmd(&self->ring, self->s.pool, KFDPOOL_URING_REVOKE, &ur,
-		       sizeof(ur), 0);
+	sqe = kfd_uring_prep(&self->ring, self->s.pool, KFDPOOL_URING_REVOKE,
+			     &ur, sizeof(ur), 0);
 	add(r, K_REVOKE, &self->ring, sqe);
 
 	rel.entry_id = self->s.entry[3];
-	sqe = prep_cmd(&self->ring, self->imp2, KFDPOOL_URING_RELEASE, &rel,
-		       sizeof(rel), 0);
+	sqe = kfd_uring_prep(&self->ring, self->imp2, KFDPOOL_URING_RELEASE,
+			     &rel, sizeof(rel), 0);
 	add(r, K_RELEASE, &self->ring, sqe);
 
 	/* A link: a read of the empty pipe, then an import. */
@@ -379,8 +362,8 @@ static int round_prepare(struct __test_metadata *_metadata,
 	sqe->flags |= IOSQE_IO_HARDLINK;
 	add(r, K_HEAD, &self->ring, sqe);
 	import_payload(&ur, &self->rec[(n + 2) % NB]);
-	sqe = prep_cmd(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT, &ur,
-		       sizeof(ur), 0);
+	sqe = kfd_uring_prep(&self->ring, self->s.imp, KFDPOOL_URING_IMPORT,
+			     &ur, sizeof(ur), 0);
 	c = add(r, K_IMPORT, &self->ring, sqe);
 	c->linked = true;
 	c->target = (n + 2) % NB;
@@ -406,7 +389,7 @@ static void refill(FIXTURE_DATA(refill) *self, struct round *r, bool valid)
 
 			memcpy(p + i, &x, 8);
 		}
-		p[CMD_OFF + CMD_PAYLOAD - 1] |= 1;
+		p[CMD_OFF + KFD_URING_CMD_BYTES - 1] |= 1;
 	}
 	if (!valid)
 		return;
@@ -445,7 +428,7 @@ static void refill(FIXTURE_DATA(refill) *self, struct round *r, bool valid)
 		default:
 			continue;
 		}
-		memset(p + CMD_OFF, 0, CMD_PAYLOAD);
+		memset(p + CMD_OFF, 0, KFD_URING_CMD_BYTES);
 		memcpy(p + CMD_OFF, &pl, sizeof(pl));
 	}
 }

@@ -4,34 +4,13 @@
  * vectored commands, errors, ring sizes, fds closed in flight, and a
  * randomised run showing that single ioctls, batch ioctls and io_uring give
  * the same results and the same stats.
- *
- * liburing 2.3 has no io_uring_prep_uring_cmd(): commands are prepared with
- * io_uring_prep_rw(IORING_OP_URING_CMD, ...), sqe->cmd_op and sqe->cmd.
  */
-#include <liburing.h>
-
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
+#include "kfdpool_uring_util.h"
 
 #define SZ		(64 * 1024)
 #define NENTRIES	8
-#define CMD_PAYLOAD	80	/* bytes of sqe->cmd in a 128-byte SQE */
-
-static struct io_uring_sqe *prep_cmd(struct io_uring *ring, int fd, __u32 op,
-				     const void *payload, size_t len,
-				     __u64 user_data)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-	if (!sqe)
-		return NULL;
-	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
-	sqe->cmd_op = op;
-	memset(sqe->cmd, 0, CMD_PAYLOAD);
-	memcpy(sqe->cmd, payload, len);
-	sqe->user_data = user_data;
-	return sqe;
-}
 
 /* Submit one command and wait for it: the CQE's res. */
 static int run1(struct io_uring *ring, int fd, __u32 op, const void *payload,
@@ -40,7 +19,7 @@ static int run1(struct io_uring *ring, int fd, __u32 op, const void *payload,
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	if (!prep_cmd(ring, fd, op, payload, len, 1))
+	if (!kfd_uring_prep(ring, fd, op, payload, len, 1))
 		return -EBUSY;
 	ret = io_uring_submit(ring);
 	if (ret != 1)
@@ -51,11 +30,6 @@ static int run1(struct io_uring *ring, int fd, __u32 op, const void *payload,
 	ret = cqe->res;
 	io_uring_cqe_seen(ring, cqe);
 	return ret;
-}
-
-static int ring_init(struct io_uring *ring, unsigned int entries)
-{
-	return io_uring_queue_init(entries, ring, IORING_SETUP_SQE128);
 }
 
 static int u_export(struct io_uring *ring, int pool, __u32 entry, __u64 off,
@@ -111,7 +85,7 @@ FIXTURE_SETUP(ur)
 
 	self->ring_ok = false;
 	KFD_SET_SETUP("uring_test", NENTRIES, SZ, -1, 0x10);
-	ret = ring_init(&self->ring, 64);
+	ret = kfd_uring_init(&self->ring, 64);
 	if (ret)
 		SKIP(return, "io_uring with SQE128: %s", strerror(-ret));
 	self->ring_ok = true;
@@ -250,7 +224,7 @@ TEST_F(ur, inline_bad_args)
 
 TEST_F(ur, unknown_cmd_op)
 {
-	char payload[CMD_PAYLOAD] = {};
+	char payload[KFD_URING_CMD_BYTES] = {};
 
 	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.pool, 0, payload, 0));
 	EXPECT_EQ(-ENOTTY, run1(&self->ring, self->s.pool, KFDPOOL_IOC_PIN,
@@ -465,12 +439,13 @@ TEST_F_TIMEOUT(ur, ring_sizes, 300)
 		struct io_uring_cqe *cqe;
 		unsigned int i, ok = 0, seen = 0;
 
-		ASSERT_EQ(0, ring_init(&ring, size));
+		ASSERT_EQ(0, kfd_uring_init(&ring, size));
 		for (i = 0; i < size; i++) {
 			struct io_uring_sqe *sqe;
 
-			sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_URING_IMPORT,
-				       &ur, sizeof(ur), i);
+			sqe = kfd_uring_prep(&ring, self->s.imp,
+					     KFDPOOL_URING_IMPORT, &ur,
+					     sizeof(ur), i);
 			ASSERT_NE(NULL, sqe);
 			if (i % 7 == 3)
 				sqe->flags |= IOSQE_ASYNC;
@@ -508,13 +483,13 @@ TEST_F_TIMEOUT(ur, close_in_flight, 300)
 	im = calloc(64, sizeof(*im));
 	for (i = 0; i < 64; i++)
 		im[i].record = rec[i % 4];
-	ASSERT_EQ(0, ring_init(&ring, n + 1));
+	ASSERT_EQ(0, kfd_uring_init(&ring, n + 1));
 	for (i = 0; i < n; i++) {
 		struct io_uring_sqe *sqe;
 
 		ur.record = rec[i % 4];
-		sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_URING_IMPORT, &ur,
-			       sizeof(ur), i);
+		sqe = kfd_uring_prep(&ring, self->s.imp, KFDPOOL_URING_IMPORT,
+				     &ur, sizeof(ur), i);
 		ASSERT_NE(NULL, sqe);
 		sqe->flags |= IOSQE_ASYNC;
 	}
@@ -525,8 +500,9 @@ TEST_F_TIMEOUT(ur, close_in_flight, 300)
 		b.ops = (uintptr_t)im;
 		b.count = 64;
 		b.elem_size = sizeof(*im);
-		sqe = prep_cmd(&ring, self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, &b,
-			       sizeof(b), 1000);
+		sqe = kfd_uring_prep(&ring, self->s.imp,
+				     KFDPOOL_IOC_IMPORT_BATCH, &b, sizeof(b),
+				     1000);
 		ASSERT_NE(NULL, sqe);
 		sqe->flags |= IOSQE_ASYNC;
 	}
@@ -796,7 +772,7 @@ static int run_round(struct side *s, int m, int kind, const struct op *ops,
 				op = KFDPOOL_URING_IMPORT;
 				len = sizeof(p.ur);
 			}
-			if (!prep_cmd(ring, fd, op, &p, len, i))
+			if (!kfd_uring_prep(ring, fd, op, &p, len, i))
 				return -2000;
 		}
 		if (io_uring_submit(ring) != k)
