@@ -360,8 +360,8 @@ static int rec_pages(const struct kfdpool_record *rec)
  */
 TEST_F(rec, table_pages_and_slot_reuse)
 {
-	static struct kfdpool_record r[130];
-	struct kfdpool_record again, more[128];
+	static struct kfdpool_record r[130], more[192];
+	struct kfdpool_record again;
 	int p, e, i;
 
 	p = kfd_pool_new("table");
@@ -403,17 +403,24 @@ TEST_F(rec, table_pages_and_slot_reuse)
 	ASSERT_EQ(0, kfd_revoke(p, &r[129]));
 	EXPECT_EQ(1, rec_pages(&r[0]));
 
-	/* The empty place of the directory is filled first. */
+	/*
+	 * The empty places of the directory are filled first, lowest
+	 * first: the first page's, then (past the kept second) the third's.
+	 */
 	for (i = 0; i < 128; i++)
 		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &more[i]));
 	EXPECT_EQ(2, rec_pages(&r[0]));
-	for (i = 0; i < 128; i++) {
-		EXPECT_GE(128, more[i].record_id);
+	for (; i < 192; i++)
+		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &more[i]));
+	EXPECT_EQ(3, rec_pages(&r[0]));
+	for (i = 0; i < 192; i++) {
+		EXPECT_GE(i < 128 ? 128 : 192, more[i].record_id);
+		EXPECT_LT(i < 128 ? 0 : 128, more[i].record_id);
 		/* Valid, though not imported on this fd. */
 		EXPECT_EQ(-ENXIO, kfd_import(p, &more[i],
 					     KFDPOOL_IMPORT_VALIDATE, NULL));
 	}
-	for (i = 0; i < 128; i++)
+	for (i = 0; i < 192; i++)
 		ASSERT_EQ(0, kfd_revoke(p, &more[i]));
 	close(p);
 }
