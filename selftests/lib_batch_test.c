@@ -407,9 +407,9 @@ TEST_F(uring_entry, import_refused_whole)
 	} cases[] = {
 		{ -1, -EBADF, 2, "no descriptor" },
 		{ -1, -EBADF, n, "no descriptor, two slices" },
-		/* A dma-buf has no io_uring commands. */
-		{ self->d, -EOPNOTSUPP, 2, "not a pool" },
-		{ self->d, -EOPNOTSUPP, n, "not a pool, two slices" },
+		/* Not a pool: what the batch ioctl says of it. */
+		{ self->d, -ENOTTY, 2, "not a pool" },
+		{ self->d, -ENOTTY, n, "not a pool, two slices" },
 	};
 	unsigned int c;
 	int i;
@@ -487,6 +487,182 @@ TEST_F(uring_entry, a_threads_ring_goes_with_it)
 		EXPECT_EQ(before + 1, t.rings);
 		EXPECT_EQ(before, nrings());
 	}
+}
+
+/* ---- what the four calls say of their descriptor, on every transport ---- */
+
+static const enum kfdpool_batch_mode all_modes[] = {
+	KFDPOOL_BATCH_SINGLE, KFDPOOL_BATCH_IOCTL, KFDPOOL_BATCH_URING,
+};
+
+static const char *const op_names[] = { "export", "revoke", "import",
+					"release" };
+
+/* Run @op on @count elements of @el (zeroed here first). */
+static int vcall(int op, int fd, void *el, size_t count)
+{
+	switch (op) {
+	case 0:
+		memset(el, 0, count * sizeof(struct kfdpool_export));
+		return kfdpool_exportv(fd, el, count);
+	case 1:
+		memset(el, 0, count * sizeof(struct kfdpool_revoke));
+		return kfdpool_revokev(fd, el, count);
+	case 2:
+		memset(el, 0, count * sizeof(struct kfdpool_import));
+		return kfdpool_importv(fd, el, count);
+	default:
+		memset(el, 0, count * sizeof(struct kfdpool_release));
+		return kfdpool_releasev(fd, el, count);
+	}
+}
+
+/* Element @i of @el is as the call found it: all zero. */
+static bool untouched(int op, const void *el, size_t i)
+{
+	static const size_t sz[] = { sizeof(struct kfdpool_export),
+				     sizeof(struct kfdpool_revoke),
+				     sizeof(struct kfdpool_import),
+				     sizeof(struct kfdpool_release) };
+	const char *p = (const char *)el + i * sz[op];
+	size_t k;
+
+	for (k = 0; k < sz[op]; k++)
+		if (p[k])
+			return false;
+	return true;
+}
+
+/*
+ * A descriptor that is not open, not a pool, or an import descriptor for
+ * an owner-only call is refused as a whole, with the same errno, whichever
+ * transport runs the call (the batch ioctl's rule), and no element is
+ * written.  70 elements: two rounds of a 64-entry ring.
+ */
+TEST(descriptor_refused_every_transport)
+{
+	static struct kfdpool_import el[70];	/* the largest element */
+	const size_t counts[] = { 1, 3, 70 };
+	struct kfdpool_query q;
+	int ctl, pool, ifd, d, closed, m, op, c, k;
+
+	ctl = kfdpool_open();
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	ASSERT_EQ(0, kfdpool_query(ctl, &q));
+	d = kfd_dmabuf_new(4096);
+	if (d < 0)
+		SKIP(return, "no dma-buf exporter");
+	pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "refused",
+				   NULL);
+	ASSERT_LE(0, pool);
+	ifd = kfdpool_pool_export(pool);
+	ASSERT_LE(0, ifd);
+	/* A number that is not open, high enough that the library's own
+	 * fds (its control fd, rings) do not take it. */
+	closed = dup2(d, 900);
+	ASSERT_EQ(900, closed);
+	close(closed);
+	for (m = 0; m < 3; m++) {
+		if ((all_modes[m] == KFDPOOL_BATCH_IOCTL &&
+		     !(q.features & KFDPOOL_FEATURE_BATCH)) ||
+		    (all_modes[m] == KFDPOOL_BATCH_URING &&
+		     !(q.features & KFDPOOL_FEATURE_URING_CMD))) {
+			ksft_print_msg("%s: not available\n",
+				       mode_name(all_modes[m]));
+			continue;
+		}
+		kfdpool_set_batch_mode(all_modes[m]);
+		for (op = 0; op < 4; op++) {
+			const struct {
+				int fd, err;
+				const char *what;
+			} cases[] = {
+				{ -1, -EBADF, "-1" },
+				{ closed, -EBADF, "a closed number" },
+				{ d, -ENOTTY, "a dma-buf" },
+				{ ctl, -ENOTTY, "the control device" },
+				/* Export and revoke are the owner's. */
+				{ ifd, op < 2 ? -EPERM : 0, "an import fd" },
+			};
+
+			for (c = 0; c < 5; c++) {
+				for (k = 0; k < 3; k++) {
+					size_t i, n = counts[k];
+					int ret;
+
+					if (!cases[c].err)
+						continue;
+					ret = vcall(op, cases[c].fd, el, n);
+					EXPECT_EQ(cases[c].err, ret)
+						TH_LOG("%s %s of %zu on %s",
+						       mode_name(all_modes[m]),
+						       op_names[op], n,
+						       cases[c].what);
+					for (i = 0; i < n; i++)
+						if (!untouched(op, el, i))
+							break;
+					EXPECT_EQ(n, i)
+						TH_LOG("%s %s of %zu on %s: element %zu written",
+						       mode_name(all_modes[m]),
+						       op_names[op], n,
+						       cases[c].what, i);
+				}
+			}
+		}
+	}
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(ifd);
+	close(pool);
+	close(d);
+	close(ctl);
+}
+
+/*
+ * A count of 0 is nothing to do: 0, on every transport and descriptor,
+ * with or without an array, and nothing is written.
+ */
+TEST(zero_count_is_zero)
+{
+	const enum kfdpool_batch_mode modes[] = {
+		KFDPOOL_BATCH_AUTO, KFDPOOL_BATCH_SINGLE, KFDPOOL_BATCH_IOCTL,
+		KFDPOOL_BATCH_URING,
+	};
+	struct kfdpool_export ex = { .status = 77 };
+	struct kfdpool_revoke rv = { .status = 77 };
+	struct kfdpool_import im = { .status = 77, .fd = 77 };
+	struct kfdpool_release rl = { .status = 77 };
+	int ctl, pool, m, k;
+
+	ctl = kfdpool_open();
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "zero",
+				   NULL);
+	ASSERT_LE(0, pool);
+	for (m = 0; m < 4; m++) {
+		const int fds[] = { pool, -1 };
+
+		kfdpool_set_batch_mode(modes[m]);
+		for (k = 0; k < 2; k++) {
+			EXPECT_EQ(0, kfdpool_exportv(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_revokev(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_importv(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_releasev(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_exportv(fds[k], &ex, 0));
+			EXPECT_EQ(0, kfdpool_revokev(fds[k], &rv, 0));
+			EXPECT_EQ(0, kfdpool_importv(fds[k], &im, 0));
+			EXPECT_EQ(0, kfdpool_releasev(fds[k], &rl, 0));
+		}
+	}
+	EXPECT_EQ(77, ex.status);
+	EXPECT_EQ(77, rv.status);
+	EXPECT_EQ(77, im.status);
+	EXPECT_EQ(77, im.fd);
+	EXPECT_EQ(77, rl.status);
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(pool);
+	close(ctl);
 }
 
 /* ---- the io_uring transport when the kernel fails an allocation or copy ---- */

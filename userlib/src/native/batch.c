@@ -280,6 +280,33 @@ static void prep(struct io_uring_sqe *sqe, int fd, enum op op, void *ops,
 }
 
 /*
+ * Refusals of the descriptor rather than of an element: not open, not a
+ * pool, an owner-only call on an import descriptor.  The batch ioctl and
+ * the vectored command refuse the whole call with them; the per-element
+ * transports (io_uring's single commands, single ioctls), which get them
+ * in every element, refuse it the same way, as the first element shows.
+ * io_uring says -EOPNOTSUPP of a file without commands, which a pool's own
+ * export may say too (a pool without handle types): the pool ioctl that
+ * every pool descriptor answers tells them apart, on this error path only.
+ * Return: the call's errno, or 0 when @err is the element's own.
+ */
+static int fd_refusal(int fd, enum op op, int err)
+{
+	struct kfdpool_pool_stats st;
+
+	if (err == -EBADF || err == -ENOTTY)
+		return err;
+	if (err == -EPERM && (op == OP_EXPORT || op == OP_REVOKE))
+		return err;
+	if (err == -EOPNOTSUPP) {
+		err = kfdpool_pool_stats(fd, 0, &st);
+		if (err == -EBADF || err == -ENOTTY)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * Leave nothing in the ring for a later call to submit or reap (SQEs
  * pointing into this call's array, CQEs naming its elements): drop it;
  * the thread's next call makes a new one.
@@ -390,13 +417,23 @@ static int uring_round(struct io_uring *ring, int fd, enum op op, void *ops,
 static int run_uring(struct io_uring *ring, int fd, enum op op, void *ops,
 		     size_t count, uint32_t max_batch)
 {
-	size_t done = 0;
+	size_t done = 0, i;
 	bool end = false;
-	int ret;
+	int ret, err;
 
 	while (done < count && !end) {
 		ret = uring_round(ring, fd, op, ops, done, count, max_batch,
 				  &end);
+		if (!done && (ret < 0 || op != OP_IMPORT)) {
+			/* Refused as a whole (see fd_refusal()). */
+			err = fd_refusal(fd, op, ret < 0 ? ret :
+					 *status_of(op, ops, 0));
+			if (err) {
+				for (i = 0; ret > 0 && i < (size_t)ret; i++)
+					*status_of(op, ops, i) = 0;
+				return err;
+			}
+		}
 		if (ret < 0)
 			return done ? (int)done : ret;
 		done += ret;
@@ -472,6 +509,16 @@ static int run_single(int fd, enum op op, void *ops, size_t count)
 			break;
 		}
 		}
+		/* Refused as a whole (see fd_refusal()): as it came in. */
+		if (!i && ret < 0) {
+			ret = fd_refusal(fd, op, ret);
+			if (ret) {
+				*status_of(op, ops, 0) = 0;
+				if (op == OP_IMPORT)
+					((struct kfdpool_import *)ops)->fd = 0;
+				return ret;
+			}
+		}
 	}
 	return (int)count;
 }
@@ -504,8 +551,9 @@ static int run(int fd, enum op op, void *ops, size_t count)
 	/*
 	 * Auto: one element is one plain ioctl (a ring buys nothing), and
 	 * imports go by batch ioctl: their io_uring form is the vectored
-	 * command, which the module always runs from an io-wq worker, so it
-	 * costs a thread hop more than the ioctl for the same work.
+	 * command, which the module runs inline in the submitting thread with
+	 * the batch ioctl's own code (kmod/uring.c), a slice per system call
+	 * either way, so the ring would only add its own overhead.
 	 */
 	if (mode == KFDPOOL_BATCH_AUTO && count == 1)
 		mode = KFDPOOL_BATCH_SINGLE;
