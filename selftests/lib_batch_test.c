@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/wait.h>
 
 #include <kfdpool.h>
 #include "kfdpool_util.h"
@@ -406,9 +407,9 @@ TEST_F(uring_entry, import_refused_whole)
 	} cases[] = {
 		{ -1, -EBADF, 2, "no descriptor" },
 		{ -1, -EBADF, n, "no descriptor, two slices" },
-		/* A dma-buf has no io_uring commands. */
-		{ self->d, -EOPNOTSUPP, 2, "not a pool" },
-		{ self->d, -EOPNOTSUPP, n, "not a pool, two slices" },
+		/* Not a pool: what the batch ioctl says of it. */
+		{ self->d, -ENOTTY, 2, "not a pool" },
+		{ self->d, -ENOTTY, n, "not a pool, two slices" },
 	};
 	unsigned int c;
 	int i;
@@ -486,6 +487,566 @@ TEST_F(uring_entry, a_threads_ring_goes_with_it)
 		EXPECT_EQ(before + 1, t.rings);
 		EXPECT_EQ(before, nrings());
 	}
+}
+
+/* ---- what the four calls say of their descriptor, on every transport ---- */
+
+static const enum kfdpool_batch_mode all_modes[] = {
+	KFDPOOL_BATCH_SINGLE, KFDPOOL_BATCH_IOCTL, KFDPOOL_BATCH_URING,
+};
+
+static const char *const op_names[] = { "export", "revoke", "import",
+					"release" };
+
+/* Run @op on @count elements of @el (zeroed here first). */
+static int vcall(int op, int fd, void *el, size_t count)
+{
+	switch (op) {
+	case 0:
+		memset(el, 0, count * sizeof(struct kfdpool_export));
+		return kfdpool_exportv(fd, el, count);
+	case 1:
+		memset(el, 0, count * sizeof(struct kfdpool_revoke));
+		return kfdpool_revokev(fd, el, count);
+	case 2:
+		memset(el, 0, count * sizeof(struct kfdpool_import));
+		return kfdpool_importv(fd, el, count);
+	default:
+		memset(el, 0, count * sizeof(struct kfdpool_release));
+		return kfdpool_releasev(fd, el, count);
+	}
+}
+
+/* Element @i of @el is as the call found it: all zero. */
+static bool untouched(int op, const void *el, size_t i)
+{
+	static const size_t sz[] = { sizeof(struct kfdpool_export),
+				     sizeof(struct kfdpool_revoke),
+				     sizeof(struct kfdpool_import),
+				     sizeof(struct kfdpool_release) };
+	const char *p = (const char *)el + i * sz[op];
+	size_t k;
+
+	for (k = 0; k < sz[op]; k++)
+		if (p[k])
+			return false;
+	return true;
+}
+
+/*
+ * A descriptor that is not open, not a pool, or an import descriptor for
+ * an owner-only call is refused as a whole, with the same errno, whichever
+ * transport runs the call (the batch ioctl's rule), and no element is
+ * written.  70 elements: two rounds of a 64-entry ring.
+ */
+TEST(descriptor_refused_every_transport)
+{
+	static struct kfdpool_import el[70];	/* the largest element */
+	const size_t counts[] = { 1, 3, 70 };
+	struct kfdpool_query q;
+	int ctl, pool, ifd, d, closed, m, op, c, k;
+
+	ctl = kfdpool_open();
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	ASSERT_EQ(0, kfdpool_query(ctl, &q));
+	d = kfd_dmabuf_new(4096);
+	if (d < 0)
+		SKIP(return, "no dma-buf exporter");
+	pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "refused",
+				   NULL);
+	ASSERT_LE(0, pool);
+	ifd = kfdpool_pool_export(pool);
+	ASSERT_LE(0, ifd);
+	/* A number that is not open, high enough that the library's own
+	 * fds (its control fd, rings) do not take it. */
+	closed = dup2(d, 900);
+	ASSERT_EQ(900, closed);
+	close(closed);
+	for (m = 0; m < 3; m++) {
+		if ((all_modes[m] == KFDPOOL_BATCH_IOCTL &&
+		     !(q.features & KFDPOOL_FEATURE_BATCH)) ||
+		    (all_modes[m] == KFDPOOL_BATCH_URING &&
+		     !(q.features & KFDPOOL_FEATURE_URING_CMD))) {
+			ksft_print_msg("%s: not available\n",
+				       mode_name(all_modes[m]));
+			continue;
+		}
+		kfdpool_set_batch_mode(all_modes[m]);
+		for (op = 0; op < 4; op++) {
+			const struct {
+				int fd, err;
+				const char *what;
+			} cases[] = {
+				{ -1, -EBADF, "-1" },
+				{ closed, -EBADF, "a closed number" },
+				{ d, -ENOTTY, "a dma-buf" },
+				{ ctl, -ENOTTY, "the control device" },
+				/* Export and revoke are the owner's. */
+				{ ifd, op < 2 ? -EPERM : 0, "an import fd" },
+			};
+
+			for (c = 0; c < 5; c++) {
+				for (k = 0; k < 3; k++) {
+					size_t i, n = counts[k];
+					int ret;
+
+					if (!cases[c].err)
+						continue;
+					ret = vcall(op, cases[c].fd, el, n);
+					EXPECT_EQ(cases[c].err, ret)
+						TH_LOG("%s %s of %zu on %s",
+						       mode_name(all_modes[m]),
+						       op_names[op], n,
+						       cases[c].what);
+					for (i = 0; i < n; i++)
+						if (!untouched(op, el, i))
+							break;
+					EXPECT_EQ(n, i)
+						TH_LOG("%s %s of %zu on %s: element %zu written",
+						       mode_name(all_modes[m]),
+						       op_names[op], n,
+						       cases[c].what, i);
+				}
+			}
+		}
+	}
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(ifd);
+	close(pool);
+	close(d);
+	close(ctl);
+}
+
+/*
+ * A count of 0 is nothing to do: 0, on every transport and descriptor,
+ * with or without an array, and nothing is written.
+ */
+TEST(zero_count_is_zero)
+{
+	const enum kfdpool_batch_mode modes[] = {
+		KFDPOOL_BATCH_AUTO, KFDPOOL_BATCH_SINGLE, KFDPOOL_BATCH_IOCTL,
+		KFDPOOL_BATCH_URING,
+	};
+	struct kfdpool_export ex = { .status = 77 };
+	struct kfdpool_revoke rv = { .status = 77 };
+	struct kfdpool_import im = { .status = 77, .fd = 77 };
+	struct kfdpool_release rl = { .status = 77 };
+	int ctl, pool, m, k;
+
+	ctl = kfdpool_open();
+	if (ctl < 0)
+		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
+	pool = kfdpool_pool_create(ctl, 0, KFDPOOL_HANDLE_TYPE_FD, "zero",
+				   NULL);
+	ASSERT_LE(0, pool);
+	for (m = 0; m < 4; m++) {
+		const int fds[] = { pool, -1 };
+
+		kfdpool_set_batch_mode(modes[m]);
+		for (k = 0; k < 2; k++) {
+			EXPECT_EQ(0, kfdpool_exportv(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_revokev(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_importv(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_releasev(fds[k], NULL, 0));
+			EXPECT_EQ(0, kfdpool_exportv(fds[k], &ex, 0));
+			EXPECT_EQ(0, kfdpool_revokev(fds[k], &rv, 0));
+			EXPECT_EQ(0, kfdpool_importv(fds[k], &im, 0));
+			EXPECT_EQ(0, kfdpool_releasev(fds[k], &rl, 0));
+		}
+	}
+	EXPECT_EQ(77, ex.status);
+	EXPECT_EQ(77, rv.status);
+	EXPECT_EQ(77, im.status);
+	EXPECT_EQ(77, im.fd);
+	EXPECT_EQ(77, rl.status);
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	close(pool);
+	close(ctl);
+}
+
+/* ---- the io_uring transport when the kernel fails an allocation or copy ---- */
+
+/*
+ * With fail-nth (/proc/thread-self/fail-nth, the debug kernel's
+ * FAULT_INJECTION with FAILSLAB and FAULT_INJECTION_USERCOPY): the n-th
+ * fault point (a slab allocation or a user copy) of one call fails, for
+ * each n in turn.  Each attempt runs in a child of its own, which makes
+ * its own ring (an empty one: its first command allocates), under an alarm
+ * so that a call that never returns fails the test instead of hanging it.
+ * Whatever fails, the call must return how many leading elements it
+ * processed (or -errno with none), write no element past them, and leave
+ * exactly the fds and imports it reports.
+ */
+#define FI_FAILSLAB "/sys/kernel/debug/failslab/"
+#define FI_USERCOPY "/sys/kernel/debug/fail_usercopy/"
+#define FI_MEASURE (1u << 30)
+#define FI_ALARM 120
+#define FI_IMPORTS (KFDPOOL_BATCH_MAX + 4)
+#define FI_EXPORTS 3
+
+static const char *const fi_knobs[] = {
+	FI_FAILSLAB "ignore-gfp-wait", FI_FAILSLAB "verbose",
+	FI_USERCOPY "verbose",
+};
+
+#define FI_NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
+
+static int fi_rw(const char *path, char *buf, size_t len, bool wr)
+{
+	int fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = wr ? write(fd, buf, strlen(buf)) : read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if (!wr)
+		buf[n] = 0;
+	return 0;
+}
+
+/* Fds of this process but its rings (the child makes its own in the
+ * call), from one read of /proc/self/fd. */
+static int nfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - nrings();
+}
+
+struct fi_result {
+	int ret;		/* the call's */
+	int injected;		/* the n-th point was reached and failed */
+	unsigned int points;	/* fault points of the call (n = 0) */
+	int bad;		/* an element or figure was wrong (printed) */
+};
+
+FIXTURE(uring_faults) {
+	int ctl, d[2], pool;
+	uint32_t entry[2];
+	struct kfdpool_record rec[2];
+	char saved[FI_NKNOBS][32];
+	bool have_saved[FI_NKNOBS];
+};
+
+FIXTURE_SETUP(uring_faults)
+{
+	struct kfdpool_query q;
+	unsigned int i;
+	int nth, k;
+
+	memset(self->have_saved, 0, sizeof(self->have_saved));
+	self->ctl = self->pool = self->d[0] = self->d[1] = -1;
+	if (access(FI_FAILSLAB "probability", W_OK))
+		SKIP(return, "no failslab in debugfs (the debug kernel's)");
+	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (nth < 0)
+		SKIP(return, "/proc/thread-self/fail-nth: %s", strerror(errno));
+	close(nth);
+	/* The library's control fd: never closed. */
+	ASSERT_LE(0, kfdpool_ctl(&q));
+	if (!(q.features & KFDPOOL_FEATURE_URING_CMD))
+		SKIP(return, "io_uring commands not available");
+	self->ctl = kfdpool_open();
+	ASSERT_LE(0, self->ctl);
+	self->pool = kfdpool_pool_create(self->ctl, 0, KFDPOOL_HANDLE_TYPE_FD,
+					 "faults", NULL);
+	ASSERT_LE(0, self->pool);
+	for (k = 0; k < 2; k++) {
+		self->d[k] = kfd_dmabuf_new(ENT_SIZE);
+		ASSERT_LE(0, self->d[k]);
+		ASSERT_EQ(0, kfdpool_pin(self->pool, self->d[k], k, NULL,
+					 &self->entry[k]));
+		ASSERT_EQ(0, kfdpool_export(self->pool, self->entry[k], 0,
+					    4096, &self->rec[k]));
+	}
+	for (i = 0; i < FI_NKNOBS; i++)
+		self->have_saved[i] = !fi_rw(fi_knobs[i], self->saved[i],
+					     sizeof(self->saved[i]), false);
+	/* Sleeping allocations fail too (the module's are GFP_KERNEL);
+	 * quietly: a stack dump per failure would read as a kernel report. */
+	ASSERT_EQ(0, fi_rw(FI_FAILSLAB "ignore-gfp-wait", "N", 0, true));
+	ASSERT_EQ(0, fi_rw(FI_FAILSLAB "verbose", "0", 0, true));
+	fi_rw(FI_USERCOPY "verbose", "0", 0, true);
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
+}
+
+FIXTURE_TEARDOWN(uring_faults)
+{
+	unsigned int i;
+	int k;
+
+	for (i = 0; i < FI_NKNOBS; i++)
+		if (self->have_saved[i])
+			fi_rw(fi_knobs[i], self->saved[i], 0, true);
+	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
+	for (k = 0; k < 2; k++)
+		if (self->d[k] >= 0)
+			close(self->d[k]);
+	if (self->pool >= 0)
+		close(self->pool);
+	if (self->ctl >= 0)
+		close(self->ctl);
+}
+
+/* Fail the @n-th fault point from now on (@n 0: count them, fail none). */
+static void fi_nth_set(int nth, unsigned int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n ? n : FI_MEASURE);
+
+	if (pwrite(nth, buf, len, 0) != len)
+		_exit(90);
+}
+
+/* Stop counting; return what was left of the count (0: one failed). */
+static unsigned int fi_nth_end(int nth)
+{
+	char buf[16] = "1";
+	ssize_t r = pread(nth, buf, sizeof(buf) - 1, 0);
+
+	if (r > 0)
+		buf[r] = 0;
+	if (pwrite(nth, "0", 1, 0) != 1 && pwrite(nth, "0", 1, 0) != 1)
+		_exit(91);
+	return r > 0 ? strtoul(buf, NULL, 10) : 1;
+}
+
+/* In a child function: its @n names the attempt. */
+#define FI_BAD(r, fmt, ...) do { \
+		fprintf(stderr, "# n=%u: " fmt "\n", n, ##__VA_ARGS__); \
+		(r)->bad = 1; \
+	} while (0)
+
+/*
+ * Two slices of imports on a fresh import fd: each slice's first element
+ * imports an entry of its own (a new fd), the others validate it.
+ */
+static void fi_import_child(FIXTURE_DATA(uring_faults) *self, int ifd,
+			    unsigned int n, struct fi_result *r)
+{
+	static struct kfdpool_import im[FI_IMPORTS];
+	struct kfdpool_pool_stats st;
+	int nth, base, held = 0, i, done;
+	unsigned int left;
+
+	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (nth < 0)
+		_exit(92);
+	for (i = 0; i < FI_IMPORTS; i++) {
+		memset(&im[i], 0, sizeof(im[i]));
+		im[i].record = self->rec[i >= KFDPOOL_BATCH_MAX];
+		im[i].flags = i % KFDPOOL_BATCH_MAX ? KFDPOOL_IMPORT_VALIDATE : 0;
+	}
+	base = nfds();
+	fi_nth_set(nth, n);
+	r->ret = kfdpool_importv(ifd, im, FI_IMPORTS);
+	left = fi_nth_end(nth);
+	r->injected = n && !left;
+	r->points = n ? 0 : FI_MEASURE - left;
+	done = r->ret < 0 ? 0 : r->ret;
+	if (r->ret > FI_IMPORTS)
+		FI_BAD(r, "returned %d of %d", r->ret, FI_IMPORTS);
+	for (i = 0; i < FI_IMPORTS; i++) {
+		struct kfdpool_import *m = &im[i];
+
+		if (i >= done) {
+			if (m->status || m->fd || m->entry_id || m->size) {
+				FI_BAD(r, "returned %d, element %d written: status %d fd %d",
+				       r->ret, i, m->status, m->fd);
+				break;
+			}
+			continue;
+		}
+		if (m->status)
+			continue;
+		if (m->entry_id != self->entry[i >= KFDPOOL_BATCH_MAX])
+			FI_BAD(r, "element %d: entry %u", i, m->entry_id);
+		else if (!m->flags && m->fd < 0)
+			FI_BAD(r, "element %d: imported without an fd", i);
+		else if (!m->flags)
+			held++;
+	}
+	if (nfds() != base + held)
+		FI_BAD(r, "returned %d: %d fds more, %d reported",
+		       r->ret, nfds() - base, held);
+	if (kfdpool_pool_stats(ifd, 0, &st) || st.fd_imports != (uint32_t)held)
+		FI_BAD(r, "returned %d: the fd holds %u imports, %d reported",
+		       r->ret, st.fd_imports, held);
+	for (i = 0; i < done; i++)
+		if (!im[i].status && !im[i].flags)
+			close(im[i].fd);
+}
+
+/* A few exports, one SQE each: one round of the ring. */
+static void fi_export_child(FIXTURE_DATA(uring_faults) *self, int ifd,
+			    unsigned int n, struct fi_result *r)
+{
+	static const struct kfdpool_record zero;
+	struct kfdpool_export ex[FI_EXPORTS];
+	struct kfdpool_pool_stats st0, st;
+	int nth, ok = 0, i, done;
+	unsigned int left;
+
+	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (nth < 0)
+		_exit(92);
+	memset(ex, 0, sizeof(ex));
+	for (i = 0; i < FI_EXPORTS; i++) {
+		ex[i].entry_id = self->entry[0];
+		ex[i].offset = 4096 * (i + 1);
+		ex[i].size = 4096;
+	}
+	if (kfdpool_pool_stats(self->pool, 0, &st0))
+		_exit(93);
+	fi_nth_set(nth, n);
+	r->ret = kfdpool_exportv(self->pool, ex, FI_EXPORTS);
+	left = fi_nth_end(nth);
+	r->injected = n && !left;
+	r->points = n ? 0 : FI_MEASURE - left;
+	done = r->ret < 0 ? 0 : r->ret;
+	if (r->ret > FI_EXPORTS)
+		FI_BAD(r, "returned %d of %d", r->ret, FI_EXPORTS);
+	for (i = 0; i < FI_EXPORTS; i++) {
+		if (i >= done) {
+			if (ex[i].status || memcmp(&ex[i].record, &zero,
+						   sizeof(zero)))
+				FI_BAD(r, "returned %d, element %d written",
+				       r->ret, i);
+		} else if (!ex[i].status) {
+			ok++;
+		}
+	}
+	if (kfdpool_pool_stats(self->pool, 0, &st) ||
+	    st.records != st0.records + ok)
+		FI_BAD(r, "returned %d: %llu records more, %d reported",
+		       r->ret, (unsigned long long)(st.records - st0.records),
+		       ok);
+	for (i = 0; i < done; i++)
+		if (!ex[i].status && kfdpool_revoke(self->pool, &ex[i].record))
+			FI_BAD(r, "element %d: its record does not revoke", i);
+}
+
+typedef void (*fi_child_fn)(FIXTURE_DATA(uring_faults) *self, int ifd,
+			    unsigned int n, struct fi_result *r);
+
+/* One attempt in a child; r->bad 2: the child hung or died. */
+static void fi_attempt(FIXTURE_DATA(uring_faults) *self, fi_child_fn fn,
+		       unsigned int n, struct fi_result *r)
+{
+	int p[2], ifd, status;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	ifd = kfdpool_pool_export(self->pool);
+	if (ifd < 0 || pipe(p)) {
+		r->bad = 3;
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		alarm(FI_ALARM);
+		fn(self, ifd, n, r);
+		_exit(write(p[1], r, sizeof(*r)) == sizeof(*r) ? 0 : 94);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], r, sizeof(*r)) != sizeof(*r))
+		r->bad = 2;
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid ||
+			!WIFEXITED(status) || WEXITSTATUS(status)))
+		r->bad = 2;
+	if (r->bad == 2)
+		fprintf(stderr, "# n=%u: the child %s\n", n,
+			pid > 0 && WIFSIGNALED(status) &&
+			WTERMSIG(status) == SIGALRM ?
+			"hung (no answer in 120 s)" :
+			"died");
+	close(p[0]);
+	close(ifd);
+}
+
+/*
+ * An import of two slices (two vectored commands) whose first slice fails
+ * as a whole (its kernel allocation) or stops short (a copy), for the
+ * first fault points in turn and a sample of the rest: the count returned
+ * covers only the elements the call processed, in order, and the second
+ * slice, not reported, made nothing.
+ */
+TEST_F_TIMEOUT(uring_faults, import_slices_stop_at_a_short_one, 3600)
+{
+	unsigned int n, j, points, seq, whole = 0, short1 = 0, later = 0,
+		     injected = 0;
+	struct fi_result r;
+
+	fi_attempt(self, fi_import_child, 0, &r);
+	ASSERT_EQ(0, r.bad);
+	ASSERT_EQ(FI_IMPORTS, r.ret);
+	points = r.points;
+	ASSERT_LT(KFDPOOL_BATCH_MAX, points);
+	/* In turn until the first slice stopped short 16 times, then 24
+	 * more spread over the rest, then the last 16 (the second slice). */
+	for (n = 1, j = 0, seq = 0; n <= points && j <= 40; ) {
+		fi_attempt(self, fi_import_child, n, &r);
+		ASSERT_EQ(0, r.bad) TH_LOG("fault point %u of %u", n, points);
+		injected += r.injected;
+		whole += r.injected && r.ret < 0;
+		short1 += r.injected && r.ret >= 0 && r.ret < KFDPOOL_BATCH_MAX;
+		later += r.injected && r.ret >= KFDPOOL_BATCH_MAX &&
+			 r.ret < FI_IMPORTS;
+		if (!seq && short1 < 16) {
+			n++;
+			continue;
+		}
+		if (!seq) {
+			seq = n;
+			ksft_print_msg("fault points 1 to %u in turn\n", n);
+		}
+		j++;
+		n = j < 24 ? seq + (unsigned int)((uint64_t)(points - seq) * j / 24) :
+		    points - 40 + j;
+	}
+	ksft_print_msg("%u fault points in the call, %u failed: the first slice failed whole %u times, stopped short %u, a later slice %u\n",
+		       points, injected, whole, short1, later);
+	EXPECT_LT(0, whole);
+	EXPECT_LE(16, short1);
+	EXPECT_LT(0, later);
+}
+
+/*
+ * A round of several SQEs whose first command cannot get its memory in
+ * io_uring (a fresh ring has none cached): io_uring_enter() takes that SQE
+ * (its CQE says -ENOMEM) and leaves the rest unsubmitted.  The call
+ * submits them again and completes: every fault point in turn.
+ */
+TEST_F_TIMEOUT(uring_faults, short_submission, 1800)
+{
+	unsigned int n, points, injected = 0, all = 0;
+	struct fi_result r;
+
+	fi_attempt(self, fi_export_child, 0, &r);
+	ASSERT_EQ(0, r.bad);
+	ASSERT_EQ(FI_EXPORTS, r.ret);
+	points = r.points;
+	for (n = 1; n <= points; n++) {
+		fi_attempt(self, fi_export_child, n, &r);
+		ASSERT_EQ(0, r.bad) TH_LOG("fault point %u of %u", n, points);
+		injected += r.injected;
+		all += r.ret == FI_EXPORTS;
+	}
+	ksft_print_msg("%u fault points in the call, %u failed, every element processed %u times\n",
+		       points, injected, all);
+	EXPECT_LT(0, injected);
 }
 
 TEST_HARNESS_MAIN

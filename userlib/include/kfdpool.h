@@ -142,8 +142,9 @@ int kfdpool_release_batch(int pool_fd, struct kfdpool_release *ops,
 /*
  * Batches of any length.  Each element's status field receives 0 or
  * -errno; one failing element does not stop the others.  Returns how many
- * elements were processed (all of them unless the kernel stopped early:
- * -EFAULT, a fatal signal) or -errno when none was.  Inputs as for the
+ * leading elements were processed (all of them unless the kernel stopped
+ * early: -EFAULT, a fatal signal, no memory; elements past them are not
+ * written and made nothing) or -errno when none was.  Inputs as for the
  * single calls; flags and pad fields must be zero except
  * kfdpool_import.flags (0 or KFDPOOL_IMPORT_VALIDATE).
  *
@@ -152,9 +153,12 @@ int kfdpool_release_batch(int pool_fd, struct kfdpool_release *ops,
  * filled) when the module reports KFDPOOL_FEATURE_URING_CMD and a ring can
  * be set up, else the batch ioctls (KFDPOOL_FEATURE_BATCH), else one ioctl
  * per element.  In the automatic mode a single element is one plain ioctl
- * and imports use the batch ioctl (the vectored io_uring command always
- * runs in an io-wq worker: a thread hop for nothing).  The results are the
- * same.
+ * and imports use the batch ioctl (the vectored io_uring command runs the
+ * same batch code inline, a slice per system call either way: the ring
+ * would add only its overhead).  The results are the same: a descriptor
+ * that is not open (-EBADF), not a pool (-ENOTTY), or an import descriptor
+ * for export or revoke (-EPERM) fails the whole call, on every transport,
+ * and no element is written.  A count of 0 returns 0.
  */
 int kfdpool_exportv(int pool_fd, struct kfdpool_export *ops, size_t count);
 int kfdpool_revokev(int pool_fd, struct kfdpool_revoke *ops, size_t count);

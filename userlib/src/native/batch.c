@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -278,63 +279,164 @@ static void prep(struct io_uring_sqe *sqe, int fd, enum op op, void *ops,
 	}
 }
 
+/*
+ * Refusals of the descriptor rather than of an element: not open, not a
+ * pool, an owner-only call on an import descriptor.  The batch ioctl and
+ * the vectored command refuse the whole call with them; the per-element
+ * transports (io_uring's single commands, single ioctls), which get them
+ * in every element, refuse it the same way, as the first element shows.
+ * io_uring says -EOPNOTSUPP of a file without commands, which a pool's own
+ * export may say too (a pool without handle types): the pool ioctl that
+ * every pool descriptor answers tells them apart, on this error path only.
+ * Return: the call's errno, or 0 when @err is the element's own.
+ */
+static int fd_refusal(int fd, enum op op, int err)
+{
+	struct kfdpool_pool_stats st;
+
+	if (err == -EBADF || err == -ENOTTY)
+		return err;
+	if (err == -EPERM && (op == OP_EXPORT || op == OP_REVOKE))
+		return err;
+	if (err == -EOPNOTSUPP) {
+		err = kfdpool_pool_stats(fd, 0, &st);
+		if (err == -EBADF || err == -ENOTTY)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Leave nothing in the ring for a later call to submit or reap (SQEs
+ * pointing into this call's array, CQEs naming its elements): drop it;
+ * the thread's next call makes a new one.
+ */
+static void ring_drop(void)
+{
+	io_uring_queue_exit(&tring.ring);
+	tring.state = 0;
+}
+
+/*
+ * Submit the @n SQEs queued and wait for their completions.  The kernel
+ * may take fewer than queued: it stops after an SQE whose preparation
+ * failed (its CQE says why) and at one it cannot get a request for; the
+ * rest stay in the ring and are submitted again, as long as each try
+ * takes some.  Return: how many were submitted, or -errno when none was.
+ */
+static int submit(struct io_uring *ring, unsigned int n)
+{
+	unsigned int sub = 0;
+	int ret = 0;
+
+	while (sub < n) {
+		ret = sub ? io_uring_submit(ring) :
+		      io_uring_submit_and_wait(ring, n);
+		if (ret == -EINTR)
+			continue;
+		if (ret <= 0)
+			break;
+		sub += ret;
+	}
+	return sub ? (int)sub : ret < 0 ? ret : -EIO;
+}
+
+/*
+ * One round: up to RING_ENTRIES elements from @done on, one SQE each, or
+ * one slice of imports, one vectored SQE.  Imports go a slice per round so
+ * that a slice runs only when the ones before it completed whole: the
+ * count returned must be of leading elements, and a slice run after one
+ * that stopped short would hand out fds nobody hears of.  (Linking the
+ * slices' SQEs instead is unsafe: see the uapi header on linked commands.)
+ * Return: elements processed, possibly fewer than queued, or -errno when
+ * none was; *@end is true when the call must stop there.
+ */
+static int uring_round(struct io_uring *ring, int fd, enum op op, void *ops,
+		       size_t done, size_t count, uint32_t max_batch,
+		       bool *end)
+{
+	unsigned char seen[RING_ENTRIES] = { 0 };
+	unsigned int nsqe = 0, k, lead;
+	size_t i = done;
+	uint32_t n = 1;
+	int sub, ret = 0, res = 0;
+
+	while (i < count && nsqe < RING_ENTRIES) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+		if (!sqe)
+			break;
+		if (op == OP_IMPORT)
+			n = count - i > max_batch ? max_batch :
+			    (uint32_t)(count - i);
+		prep(sqe, fd, op, ops, i, n);
+		i += n;
+		nsqe++;
+		if (op == OP_IMPORT)
+			break;
+	}
+	sub = nsqe ? submit(ring, nsqe) : -EBUSY;
+	*end = sub != (int)nsqe;
+	for (k = 0; sub > 0 && k < (unsigned int)sub; k++) {
+		struct io_uring_cqe *cqe;
+
+		do {
+			ret = io_uring_wait_cqe(ring, &cqe);
+		} while (ret == -EINTR);
+		if (ret < 0)
+			break;
+		res = cqe->res;
+		if (op != OP_IMPORT) {
+			*status_of(op, ops, cqe->user_data) = res > 0 ? 0 : res;
+			seen[cqe->user_data - done] = 1;
+		}
+		io_uring_cqe_seen(ring, cqe);
+	}
+	if (sub < 0 || k < (unsigned int)sub) {
+		*end = true;
+		ring_drop();
+		if (sub < 0)
+			return sub;
+		if (op == OP_IMPORT)
+			return ret;
+	} else if (*end) {
+		ring_drop();
+	}
+	if (op == OP_IMPORT) {
+		/* res: elements of the slice processed, or -errno. */
+		if (res < (int)n)
+			*end = true;
+		return res ? res : -EIO;
+	}
+	/* Elements are processed in order; their CQEs may come in any. */
+	for (lead = 0; lead < k && seen[lead]; lead++)
+		;
+	return lead ? (int)lead : ret < 0 ? ret : -EIO;
+}
+
 static int run_uring(struct io_uring *ring, int fd, enum op op, void *ops,
 		     size_t count, uint32_t max_batch)
 {
-	size_t done = 0;
+	size_t done = 0, i;
+	bool end = false;
+	int ret, err;
 
-	while (done < count) {
-		size_t i = done, nsqe = 0, k;
-		size_t processed = 0;
-		int ret;
-
-		/* Fill the ring: one SQE per element, or per slice of imports. */
-		while (i < count && nsqe < RING_ENTRIES) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-			uint32_t n = 1;
-
-			if (!sqe)
-				break;
-			if (op == OP_IMPORT)
-				n = count - i > max_batch ? max_batch :
-				    (uint32_t)(count - i);
-			prep(sqe, fd, op, ops, i, n);
-			i += n;
-			nsqe++;
+	while (done < count && !end) {
+		ret = uring_round(ring, fd, op, ops, done, count, max_batch,
+				  &end);
+		if (!done && (ret < 0 || op != OP_IMPORT)) {
+			/* Refused as a whole (see fd_refusal()). */
+			err = fd_refusal(fd, op, ret < 0 ? ret :
+					 *status_of(op, ops, 0));
+			if (err) {
+				for (i = 0; ret > 0 && i < (size_t)ret; i++)
+					*status_of(op, ops, i) = 0;
+				return err;
+			}
 		}
-		do {
-			ret = io_uring_submit_and_wait(ring, nsqe);
-		} while (ret == -EINTR);
 		if (ret < 0)
 			return done ? (int)done : ret;
-		for (k = 0; k < nsqe; k++) {
-			struct io_uring_cqe *cqe;
-			size_t idx;
-
-			do {
-				ret = io_uring_wait_cqe(ring, &cqe);
-			} while (ret == -EINTR);
-			if (ret < 0)
-				return done ? (int)done : ret;
-			idx = cqe->user_data;
-			if (op == OP_IMPORT) {
-				/* res: elements processed, or -errno. */
-				if (cqe->res > 0)
-					processed += cqe->res;
-				else if (!processed && !done)
-					ret = cqe->res;
-			} else {
-				*status_of(op, ops, idx) =
-					cqe->res > 0 ? 0 : cqe->res;
-				processed++;
-			}
-			io_uring_cqe_seen(ring, cqe);
-		}
-		if (op == OP_IMPORT && !processed)
-			return done ? (int)done : (ret < 0 ? ret : -EIO);
-		done += processed;
-		if (done < i)	/* the kernel stopped early: report it */
-			break;
+		done += ret;
 	}
 	return (int)done;
 }
@@ -407,6 +509,16 @@ static int run_single(int fd, enum op op, void *ops, size_t count)
 			break;
 		}
 		}
+		/* Refused as a whole (see fd_refusal()): as it came in. */
+		if (!i && ret < 0) {
+			ret = fd_refusal(fd, op, ret);
+			if (ret) {
+				*status_of(op, ops, 0) = 0;
+				if (op == OP_IMPORT)
+					((struct kfdpool_import *)ops)->fd = 0;
+				return ret;
+			}
+		}
 	}
 	return (int)count;
 }
@@ -439,8 +551,9 @@ static int run(int fd, enum op op, void *ops, size_t count)
 	/*
 	 * Auto: one element is one plain ioctl (a ring buys nothing), and
 	 * imports go by batch ioctl: their io_uring form is the vectored
-	 * command, which the module always runs from an io-wq worker, so it
-	 * costs a thread hop more than the ioctl for the same work.
+	 * command, which the module runs inline in the submitting thread with
+	 * the batch ioctl's own code (kmod/uring.c), a slice per system call
+	 * either way, so the ring would only add its own overhead.
 	 */
 	if (mode == KFDPOOL_BATCH_AUTO && count == 1)
 		mode = KFDPOOL_BATCH_SINGLE;
