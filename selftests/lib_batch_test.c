@@ -709,19 +709,10 @@ static int fi_rw(const char *path, char *buf, size_t len, bool wr)
 }
 
 /* Fds of this process but its rings (the child makes its own in the
- * call), from one read of /proc/self/fd. */
+ * call). */
 static int nfds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - nrings();
+	return lh_nfds() - nrings();
 }
 
 struct fi_result {
