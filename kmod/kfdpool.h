@@ -198,7 +198,8 @@ struct kfdpool_rectab {
  *	charges) until the reaper frees them
  * @handle_key: key of the MACs that are the secrets of the pool's handles
  *	(handle.c); replaced by HANDLE_ROTATE
- * @nonce_key: key of the PRF that makes record nonces (record.c)
+ * @nonce_key: keys of the PRF that makes record nonces, one per half
+ *	(record.c)
  * @bp_stash: breakpoints an export allocated and did not use, for the next
  *	(cover.c)
  * @cover_txn: coverage changes whose effect on @used is not counted yet;
@@ -243,7 +244,7 @@ struct kfdpool_pool {
 	bool zombie;
 	struct list_head held_node;
 	siphash_key_t handle_key[2];
-	siphash_key_t nonce_key;
+	siphash_key_t nonce_key[2];
 	struct kfdpool_bp *bp_stash[2];
 	struct kfdpool_cover_txn cover_txn;
 };

@@ -93,7 +93,7 @@ void kfdpool_pool_destroy(struct kfdpool_pool *pool)
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
-	memzero_explicit(&pool->nonce_key, sizeof(pool->nonce_key));
+	memzero_explicit(pool->nonce_key, sizeof(pool->nonce_key));
 	kfdpool_cover_release(pool->bp_stash);
 	/* Lookups by id may still be looking at it. */
 	kfree_rcu(pool, rcu);
@@ -240,7 +240,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
 	kfdpool_handle_key_init(pool);
-	get_random_bytes(&pool->nonce_key, sizeof(pool->nonce_key));
+	get_random_bytes(pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;
