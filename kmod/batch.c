@@ -85,9 +85,9 @@ static int kfdpool_batch_prep(struct kfdpool_file *pf, unsigned int nr,
 	}
 }
 
-/* pool->lock held. */
+/* pool->lock held; @held as for kfdpool_import_locked(). */
 static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
-			     struct kfdpool_batch_slot *sl)
+			     struct kfdpool_batch_slot *sl, u32 *held)
 {
 	int status;
 
@@ -101,7 +101,7 @@ static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
 		return kfdpool_revoke_locked(pf, &sl->el.rev);
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		return kfdpool_import_locked(pf, &sl->el.imp, &sl->fdo);
+		return kfdpool_import_locked(pf, &sl->el.imp, &sl->fdo, held);
 	default:
 		return kfdpool_release_locked(pf, &sl->el.rel);
 	}
@@ -259,7 +259,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 			       int *err)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	u32 i, done;
+	u32 i, done, held = 0;
 
 	for (i = 0; i < n; i++) {
 		*err = kfdpool_batch_read(pf, nr, &slots[i],
@@ -275,7 +275,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	for (i = 0; i < n; i++) {
 		if (slots[i].status)
 			continue;
-		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i]);
+		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i], &held);
 		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
 	}
 	kfdpool_pool_settle(pool);

@@ -456,7 +456,7 @@ int kfdpool_revoke_locked(struct kfdpool_file *pf,
 			  const struct kfdpool_revoke *r);
 int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
-			  struct kfdpool_fd_out *fdo);
+			  struct kfdpool_fd_out *fdo, u32 *held);
 int kfdpool_release_prep(const struct kfdpool_release *rel);
 int kfdpool_release_locked(struct kfdpool_file *pf,
 			   const struct kfdpool_release *rel);

@@ -185,6 +185,46 @@ TEST_F(batch, mixed_elements)
 	EXPECT_EQ(0, rv[3].status);
 }
 
+/*
+ * Validations of two entries in one batch, on an fd that holds an import
+ * of only the first, interleaved, then an import of the second: each
+ * answers for its own entry (a batch remembers an entry it found held).
+ */
+TEST_F(batch, validations_answer_for_their_entry)
+{
+	struct kfdpool_import first, im[7];
+	struct kfdpool_record a, b;
+	int imp, i;
+
+	imp = kfd_pool_export(self->s.pool);
+	ASSERT_LE(0, imp);
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &a));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[1], 0, 4096, &b));
+	ASSERT_EQ(0, kfd_import(imp, &a, 0, &first));
+
+	memset(im, 0, sizeof(im));
+	for (i = 0; i < 7; i++) {
+		im[i].record = i == 0 || i == 2 || i == 6 ? a : b;
+		im[i].flags = i == 4 ? 0 : KFDPOOL_IMPORT_VALIDATE;
+	}
+	ASSERT_EQ(7, kfd_batch(imp, KFDPOOL_IOC_IMPORT_BATCH, im, 7,
+			       sizeof(im[0])));
+	EXPECT_EQ(0, im[0].status);
+	EXPECT_EQ(-ENXIO, im[1].status);
+	EXPECT_EQ(0, im[2].status);
+	EXPECT_EQ(-ENXIO, im[3].status);
+	EXPECT_EQ(0, im[4].status);
+	EXPECT_EQ(0, im[5].status);
+	EXPECT_EQ(0, im[6].status);
+	EXPECT_LE(0, im[4].fd);
+	if (im[4].fd >= 0)
+		close(im[4].fd);
+	close(first.fd);
+	close(imp);
+	EXPECT_EQ(0, kfd_revoke(self->s.pool, &a));
+	EXPECT_EQ(0, kfd_revoke(self->s.pool, &b));
+}
+
 TEST_F_TIMEOUT(batch, sizes, 300)
 {
 	static const int counts[] = { 1, 2, 64, KFDPOOL_BATCH_MAX };
