@@ -392,16 +392,14 @@ static int uring_round(struct io_uring *ring, int fd, enum op op, void *ops,
 		}
 		io_uring_cqe_seen(ring, cqe);
 	}
-	if (sub < 0 || k < (unsigned int)sub) {
+	if (sub < 0 || k < (unsigned int)sub)
 		*end = true;
+	if (*end)
 		ring_drop();
-		if (sub < 0)
-			return sub;
-		if (op == OP_IMPORT)
-			return ret;
-	} else if (*end) {
-		ring_drop();
-	}
+	if (sub < 0)
+		return sub;
+	if (op == OP_IMPORT && k < (unsigned int)sub)
+		return ret;
 	if (op == OP_IMPORT) {
 		/* res: elements of the slice processed, or -errno. */
 		if (res < (int)n)
