@@ -820,6 +820,22 @@ static unsigned int fi_nth_end(int nth)
 	} while (0)
 
 /*
+ * Note in @r what attempt @n of a call of @count elements did: it
+ * answered @ret with @left of fail-nth's count left.  Return: the
+ * elements it processed.
+ */
+static int fi_note(struct fi_result *r, unsigned int n, int ret,
+		   unsigned int left, int count)
+{
+	r->ret = ret;
+	r->injected = n && !left;
+	r->points = n ? 0 : FI_MEASURE - left;
+	if (ret > count)
+		FI_BAD(r, "returned %d of %d", ret, count);
+	return ret < 0 ? 0 : ret;
+}
+
+/*
  * Two slices of imports on a fresh import fd: each slice's first element
  * imports an entry of its own (a new fd), the others validate it.
  */
@@ -828,8 +844,7 @@ static void fi_import_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 {
 	static struct kfdpool_import im[FI_IMPORTS];
 	struct kfdpool_pool_stats st;
-	int nth, base, held = 0, i, done;
-	unsigned int left;
+	int nth, base, held = 0, i, done, ret;
 
 	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	if (nth < 0)
@@ -841,13 +856,8 @@ static void fi_import_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 	}
 	base = nfds();
 	fi_nth_set(nth, n);
-	r->ret = kfdpool_importv(ifd, im, FI_IMPORTS);
-	left = fi_nth_end(nth);
-	r->injected = n && !left;
-	r->points = n ? 0 : FI_MEASURE - left;
-	done = r->ret < 0 ? 0 : r->ret;
-	if (r->ret > FI_IMPORTS)
-		FI_BAD(r, "returned %d of %d", r->ret, FI_IMPORTS);
+	ret = kfdpool_importv(ifd, im, FI_IMPORTS);
+	done = fi_note(r, n, ret, fi_nth_end(nth), FI_IMPORTS);
 	for (i = 0; i < FI_IMPORTS; i++) {
 		struct kfdpool_import *m = &im[i];
 
@@ -886,8 +896,7 @@ static void fi_export_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 	static const struct kfdpool_record zero;
 	struct kfdpool_export ex[FI_EXPORTS];
 	struct kfdpool_pool_stats st0, st;
-	int nth, ok = 0, i, done;
-	unsigned int left;
+	int nth, ok = 0, i, done, ret;
 
 	nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	if (nth < 0)
@@ -901,13 +910,8 @@ static void fi_export_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 	if (kfdpool_pool_stats(self->pool, 0, &st0))
 		_exit(93);
 	fi_nth_set(nth, n);
-	r->ret = kfdpool_exportv(self->pool, ex, FI_EXPORTS);
-	left = fi_nth_end(nth);
-	r->injected = n && !left;
-	r->points = n ? 0 : FI_MEASURE - left;
-	done = r->ret < 0 ? 0 : r->ret;
-	if (r->ret > FI_EXPORTS)
-		FI_BAD(r, "returned %d of %d", r->ret, FI_EXPORTS);
+	ret = kfdpool_exportv(self->pool, ex, FI_EXPORTS);
+	done = fi_note(r, n, ret, fi_nth_end(nth), FI_EXPORTS);
 	for (i = 0; i < FI_EXPORTS; i++) {
 		if (i >= done) {
 			if (ex[i].status || memcmp(&ex[i].record, &zero,
