@@ -119,7 +119,6 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	entry->dmabuf = dmabuf;
 	entry->size = dmabuf->size;
 	entry->cookie = args->cookie;
-	INIT_LIST_HEAD(&entry->records);
 	entry->cover.root = RB_ROOT;
 
 	mutex_lock(&pool->lock);
@@ -159,7 +158,7 @@ err_put:
 void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 {
 	lockdep_assert_held(&pool->lock);
-	WARN_ON(!list_empty(&entry->records) || entry->nr_records);
+	WARN_ON(entry->records || entry->nr_records);
 	WARN_ON(!RB_EMPTY_ROOT(&entry->cover.root));
 	WARN_ON(entry->holders || entry->busy);
 
@@ -190,13 +189,14 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
  */
 static u32 kfdpool_entry_detach(struct kfdpool_pool *pool,
 				struct kfdpool_entry *entry,
-				struct list_head *dead, struct rb_root *bps)
+				u32 *dead, struct rb_root *bps)
 {
 	u32 n = entry->nr_records;
 
 	lockdep_assert_held(&pool->lock);
 	WARN_ON_ONCE(pool->cover_txn.n);
-	list_splice_init(&entry->records, dead);
+	*dead = entry->records;
+	entry->records = 0;
 	pool->used -= kfdpool_cover_take(&entry->cover, bps);
 	pool->nr_records -= n;
 	entry->nr_records = 0;
@@ -215,21 +215,20 @@ static u32 kfdpool_entry_detach(struct kfdpool_pool *pool,
  * yielding between batches: an entry may have KFDPOOL_MAX_RECORDS records.
  * Called and returns with pool->lock held.
  */
-static void kfdpool_recs_free_dead(struct kfdpool_pool *pool,
-				   struct list_head *dead)
+static void kfdpool_recs_free_dead(struct kfdpool_pool *pool, u32 dead)
 {
 	struct kfdpool_rec *rec;
 	unsigned int n;
 
 	lockdep_assert_held(&pool->lock);
-	while (!list_empty(dead)) {
-		for (n = 0; n < KFDPOOL_TEARDOWN_BATCH && !list_empty(dead);
-		     n++) {
-			rec = list_first_entry(dead, struct kfdpool_rec, node);
-			list_del(&rec->node);
+	while (dead) {
+		for (n = 0; n < KFDPOOL_TEARDOWN_BATCH && dead; n++) {
+			/* Only this walk takes records off the dead list. */
+			rec = kfdpool_rectab_slot(&pool->records, dead);
+			dead = rec->next;
 			kfdpool_rectab_put(&pool->records, rec);
 		}
-		if (list_empty(dead))
+		if (!dead)
 			break;
 		mutex_unlock(&pool->lock);
 		cond_resched();
@@ -248,14 +247,13 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked,
 			       struct rb_root *bps)
 {
-	LIST_HEAD(dead);
-	u32 n;
+	u32 n, dead;
 
 	n = kfdpool_entry_detach(pool, entry, &dead, bps);
 	if (revoked)
 		*revoked = n;
 	entry->busy = true;
-	kfdpool_recs_free_dead(pool, &dead);
+	kfdpool_recs_free_dead(pool, dead);
 	entry->busy = false;
 	if (entry->holders)
 		return 1;

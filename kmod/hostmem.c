@@ -563,7 +563,6 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	entry->cookie = args->cookie;
 	/* Its fd comes from the pool: held while kept after UNPIN. */
 	entry->handed_out = true;
-	INIT_LIST_HEAD(&entry->records);
 	entry->cover.root = RB_ROOT;
 	ret = kfdpool_hostmem_add_entry(pool, entry, &id);
 	if (ret)

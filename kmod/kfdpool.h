@@ -26,6 +26,7 @@
 #include <linux/rcupdate.h>
 #include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
@@ -120,8 +121,16 @@ struct kfdpool_cover_txn {
 	struct kfdpool_cover_dirty d[KFDPOOL_COVER_DIRTY];
 };
 
-/* rectab.c: a page of records is a 4 KiB object of its slab cache */
-#define KFDPOOL_RECS_PER_PAGE	64
+/*
+ * rectab.c: a page of records is a 4 KiB object of its slab cache, 73
+ * records of 56 bytes (struct kfdpool_rec, defined below).
+ */
+#define KFDPOOL_RECS_PER_PAGE	(SZ_4K / sizeof(struct kfdpool_rec))
+#define KFDPOOL_RECTAB_PAGES	DIV_ROUND_UP(KFDPOOL_MAX_RECORDS, \
+					     KFDPOOL_RECS_PER_PAGE)
+/* Record id - 1: page << KFDPOOL_RECTAB_SHIFT | slot (rectab.c) */
+#define KFDPOOL_RECTAB_SHIFT	7
+#define KFDPOOL_RECTAB_MASK	(BIT(KFDPOOL_RECTAB_SHIFT) - 1)
 #define KFDPOOL_RECTAB_NONE	U32_MAX
 
 /**
@@ -141,7 +150,8 @@ struct kfdpool_rec_page {
  * @nr_pages: pages allocated (debugfs shows them)
  * @hole: no place of @dir below it is empty
  * @spare: the page with no live record kept, or KFDPOOL_RECTAB_NONE
- * @free: the free slots (struct kfdpool_rec.node), last freed first
+ * @free: id of the first free slot (a list through struct kfdpool_rec's
+ *	@next and @prev), last freed first; 0 for none
  */
 struct kfdpool_rectab {
 	struct kfdpool_rec_page *dir;
@@ -149,7 +159,7 @@ struct kfdpool_rectab {
 	u32 nr_pages;
 	u32 hole;
 	u32 spare;
-	struct list_head free;
+	u32 free;
 };
 
 /**
@@ -285,7 +295,8 @@ struct kfdpool_file {
  *	dropped between batches: nobody else may free the entry
  * @holders: pool files that hold imports of the entry
  * @nr_records: live records of the entry
- * @records: live records of the entry (struct kfdpool_rec.node)
+ * @records: id of the first live record of the entry (a list through
+ *	struct kfdpool_rec's @next and @prev), 0 for none
  * @cover: the bytes the records cover
  * @hnode: in pool->dmabufs while live
  * @held_node: in pool->held while held
@@ -301,7 +312,7 @@ struct kfdpool_entry {
 	bool busy;
 	u32 holders;
 	u32 nr_records;
-	struct list_head records;
+	u32 records;
 	struct kfdpool_cover cover;
 	struct hlist_node hnode;
 	struct list_head held_node;
@@ -312,7 +323,10 @@ struct kfdpool_entry {
  * @entry: the entry the record points into
  * @offset: offset in the entry
  * @size: bytes covered
- * @node: in entry->records while live, else in pool->records.free
+ * @next: id of the next record on the list the record is on (its entry's
+ *	while live, else the table's free slots or an unpinned entry's dead
+ *	ones), 0 at the end
+ * @prev: id of the one before, 0 at the head
  * @id: the record's slot in pool->records, plus one (constant)
  * @generation: the low 32 bits of pool->generation when made, which the
  *	record carries
@@ -320,14 +334,17 @@ struct kfdpool_entry {
  *
  * The nonce is stored, not recomputed when the record is presented: two
  * SipHash-2-4 runs (~370 guest instructions) were a third of a validated
- * import, and 16 bytes bring a record to exactly 64: 64 of them fill a
- * page of the record table.
+ * import.  The lists link record ids rather than pointers: 8 bytes
+ * rather than 16 of a list_head, which keeps the record at 56 bytes and
+ * 73 of them to a page of the record table (issue 14's bound is 64 bytes
+ * a record, the table's directory included).
  */
 struct kfdpool_rec {
 	struct kfdpool_entry *entry;
 	u64 offset;
 	u64 size;
-	struct list_head node;
+	u32 next;
+	u32 prev;
 	u32 id;
 	u32 generation;
 	u8 nonce[KFDPOOL_NONCE_LEN];
@@ -483,6 +500,11 @@ void kfdpool_rectab_destroy(struct kfdpool_rectab *t);
 struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t);
 void kfdpool_rectab_put(struct kfdpool_rectab *t, struct kfdpool_rec *rec);
 struct kfdpool_rec *kfdpool_rectab_find(struct kfdpool_rectab *t, u32 id);
+struct kfdpool_rec *kfdpool_rectab_slot(struct kfdpool_rectab *t, u32 id);
+void kfdpool_reclist_add(struct kfdpool_rectab *t, u32 *head,
+			 struct kfdpool_rec *rec);
+void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
+			 struct kfdpool_rec *rec);
 
 /* batch.c */
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,

@@ -60,7 +60,7 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 	struct kfdpool_entry *entry = rec->entry;
 
 	lockdep_assert_held(&pool->lock);
-	list_del(&rec->node);
+	kfdpool_reclist_del(&pool->records, &entry->records, rec);
 	if (kfdpool_cover_txn_full(&pool->cover_txn))
 		kfdpool_pool_settle(pool);
 	pool->used -= kfdpool_cover_del(&pool->cover_txn, &entry->cover,
@@ -179,7 +179,7 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	rec->entry = entry;
 	rec->offset = e->offset;
 	rec->size = e->size;
-	list_add_tail(&rec->node, &entry->records);
+	kfdpool_reclist_add(&pool->records, &entry->records, rec);
 	if (kfdpool_cover_txn_full(&pool->cover_txn))
 		kfdpool_pool_settle(pool);
 	pool->used += kfdpool_cover_add(&pool->cover_txn, &entry->cover,

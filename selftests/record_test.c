@@ -353,14 +353,22 @@ static int rec_pages(const struct kfdpool_record *rec)
 }
 
 /*
- * The record table: 64 records a page, slots reused last freed first (a
+ * Records in a page of the table, and the id of record @i of the pool's
+ * first records in slot order: page i / RPP, at 128 ids a page
+ * (docs/kernel.md).
+ */
+#define RPP		73
+#define RID(i)		((i) / RPP * 128 + (i) % RPP + 1)
+
+/*
+ * The record table: RPP records a page, slots reused last freed first (a
  * revoked record whose slot was taken again is -ESTALE, one whose slot is
  * free -ENOENT), a page given back when its records are all free but for
  * one kept, emptied places filled again.
  */
 TEST_F(rec, table_pages_and_slot_reuse)
 {
-	static struct kfdpool_record r[130], more[192];
+	static struct kfdpool_record r[2 * RPP + 2], more[3 * RPP];
 	struct kfdpool_record again;
 	int p, e, i;
 
@@ -368,59 +376,64 @@ TEST_F(rec, table_pages_and_slot_reuse)
 	ASSERT_LE(0, p);
 	e = kfd_pin(p, self->s.buf[0], 0);
 	ASSERT_LT(0, e);
-	for (i = 0; i < 130; i++) {
+	for (i = 0; i < 2 * RPP + 2; i++) {
 		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &r[i]));
-		EXPECT_EQ(i + 1, r[i].record_id);
-	}
-	if (rec_pages(&r[0]) < 0) {
-		close(p);
-		SKIP(return, "%s: %s", KFD_DEBUGFS, strerror(errno));
+		EXPECT_EQ(RID(i), r[i].record_id);
+		if (i == 0 && rec_pages(&r[0]) < 0) {
+			kfd_revoke(p, &r[0]);
+			close(p);
+			SKIP(return, "%s: %s", KFD_DEBUGFS, strerror(errno));
+		}
+		/* A page is full at RPP records, not before. */
+		if (i == RPP - 1 || i == RPP)
+			EXPECT_EQ(i / RPP + 1, rec_pages(&r[0]));
 	}
 	EXPECT_EQ(3, rec_pages(&r[0]));
 
 	/* The second page empties: kept.  Then the first: given back. */
-	for (i = 64; i < 128; i++)
+	for (i = RPP; i < 2 * RPP; i++)
 		ASSERT_EQ(0, kfd_revoke(p, &r[i]));
 	EXPECT_EQ(3, rec_pages(&r[0]));
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < RPP; i++)
 		ASSERT_EQ(0, kfd_revoke(p, &r[i]));
 	EXPECT_EQ(2, rec_pages(&r[0]));
 	EXPECT_EQ(-ENOENT, kfd_import(p, &r[0], 0, NULL));
 	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[0]));
-	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[127]));
+	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[2 * RPP - 1]));
 
 	/* The last slot freed comes back; its old record is stale. */
 	ASSERT_EQ(0, kfd_export(p, e, 4096, 4096, &again));
-	EXPECT_EQ(r[127].record_id, again.record_id);
-	EXPECT_NE(r[127].generation, again.generation);
-	EXPECT_EQ(-ESTALE, kfd_revoke(p, &r[127]));
-	EXPECT_EQ(-ESTALE, kfd_import(p, &r[127], 0, NULL));
-	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[126]));
+	EXPECT_EQ(r[2 * RPP - 1].record_id, again.record_id);
+	EXPECT_NE(r[2 * RPP - 1].generation, again.generation);
+	EXPECT_EQ(-ESTALE, kfd_revoke(p, &r[2 * RPP - 1]));
+	EXPECT_EQ(-ESTALE, kfd_import(p, &r[2 * RPP - 1], 0, NULL));
+	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[2 * RPP - 2]));
 	ASSERT_EQ(0, kfd_revoke(p, &again));
 
 	/* Everything revoked: one page kept. */
-	ASSERT_EQ(0, kfd_revoke(p, &r[128]));
-	ASSERT_EQ(0, kfd_revoke(p, &r[129]));
+	ASSERT_EQ(0, kfd_revoke(p, &r[2 * RPP]));
+	ASSERT_EQ(0, kfd_revoke(p, &r[2 * RPP + 1]));
 	EXPECT_EQ(1, rec_pages(&r[0]));
 
 	/*
 	 * The empty places of the directory are filled first, lowest
 	 * first: the first page's, then (past the kept second) the third's.
 	 */
-	for (i = 0; i < 128; i++)
+	for (i = 0; i < 2 * RPP; i++)
 		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &more[i]));
 	EXPECT_EQ(2, rec_pages(&r[0]));
-	for (; i < 192; i++)
+	for (; i < 3 * RPP; i++)
 		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &more[i]));
 	EXPECT_EQ(3, rec_pages(&r[0]));
-	for (i = 0; i < 192; i++) {
-		EXPECT_GE(i < 128 ? 128 : 192, more[i].record_id);
-		EXPECT_LT(i < 128 ? 0 : 128, more[i].record_id);
+	for (i = 0; i < 3 * RPP; i++) {
+		EXPECT_GE(RID(i < 2 * RPP ? 2 * RPP - 1 : 3 * RPP - 1),
+			  more[i].record_id);
+		EXPECT_LE(RID(i < 2 * RPP ? 0 : 2 * RPP), more[i].record_id);
 		/* Valid, though not imported on this fd. */
 		EXPECT_EQ(-ENXIO, kfd_import(p, &more[i],
 					     KFDPOOL_IMPORT_VALIDATE, NULL));
 	}
-	for (i = 0; i < 192; i++)
+	for (i = 0; i < 3 * RPP; i++)
 		ASSERT_EQ(0, kfd_revoke(p, &more[i]));
 	close(p);
 }
