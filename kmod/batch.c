@@ -250,6 +250,31 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 }
 
 /*
+ * An import earlier in the chunk was undone at write-back (no fd could be
+ * installed) after the validations behind it ran under the lock, perhaps
+ * against it.  Answer a successful validation in @sl again, for the
+ * imports @pf holds now: each element answers as if the ones before it had
+ * run to their end.  A rare path: only where an fd could not be installed.
+ */
+static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
+				     struct kfdpool_batch_slot *sl)
+{
+	struct kfdpool_import *imp = &sl->el.imp;
+	bool held;
+
+	if (nr != _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH) || sl->status ||
+	    !(imp->flags & KFDPOOL_IMPORT_VALIDATE))
+		return;
+	mutex_lock(&pf->pool->lock);
+	held = xa_load(&pf->imports, imp->entry_id);
+	mutex_unlock(&pf->pool->lock);
+	if (!held) {
+		sl->status = -ENXIO;
+		kfdpool_batch_status(nr, &sl->el, sl->status);
+	}
+}
+
+/*
  * Run @n elements from @uel.  Return: how many were written back; *@err
  * is -errno when that is fewer than @n.
  */
@@ -260,6 +285,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 {
 	struct kfdpool_pool *pool = pf->pool;
 	u32 i, done, held = 0;
+	bool undone = false;
 
 	for (i = 0; i < n; i++) {
 		*err = kfdpool_batch_read(pf, nr, &slots[i],
@@ -283,10 +309,16 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	mutex_unlock(&pool->lock);
 
 	for (done = 0; done < n; done++) {
+		/* Only an import hands out a file; its status says if it did. */
+		bool imports = slots[done].fdo.file;
+
+		if (undone)
+			kfdpool_batch_revalidate(pf, nr, &slots[done]);
 		*err = kfdpool_batch_write(nr, &slots[done],
 					   uel + done * usize);
 		if (*err)
 			break;
+		undone |= imports && slots[done].el.imp.status;
 	}
 	/*
 	 * The caller's array faulted on the way back: take back what the

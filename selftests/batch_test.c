@@ -225,6 +225,64 @@ TEST_F(batch, validations_answer_for_their_entry)
 	EXPECT_EQ(0, kfd_revoke(self->s.pool, &b));
 }
 
+/*
+ * An import undone because its fd could not be installed counts for none
+ * of the elements after it: validations of its entry behind it in the
+ * batch (run under the lock while it still counted) fail -ENXIO, and one
+ * of an entry the fd held before still succeeds.
+ */
+TEST_F(batch, undone_import_counts_for_no_later_validation)
+{
+	struct kfdpool_import first, im[4];
+	struct kfdpool_record a, b;
+	int imp, i, lo, status;
+	struct rlimit rl;
+	pid_t pid;
+
+	imp = kfd_pool_export(self->s.pool);
+	ASSERT_LE(0, imp);
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &a));
+	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[1], 0, 4096, &b));
+	ASSERT_EQ(0, kfd_import(imp, &b, 0, &first));
+
+	memset(im, 0, sizeof(im));
+	im[0].record = a;			/* no fd for it: undone */
+	im[1].record = a;
+	im[2].record = b;			/* held before the batch */
+	im[3].record = b;			/* no fd either */
+	im[1].flags = im[2].flags = KFDPOOL_IMPORT_VALIDATE;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* No fd number left below the limit. */
+		lo = fcntl(imp, F_DUPFD, 0);
+		close(lo);
+		rl.rlim_cur = rl.rlim_max = lo;
+		if (lo < 0 || setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(10);
+		if (kfd_batch(imp, KFDPOOL_IOC_IMPORT_BATCH, im, 4,
+			      sizeof(im[0])) != 4)
+			_exit(11);
+		for (i = 0; i < 4; i++)
+			fprintf(stderr, "# element %d: %d\n", i, im[i].status);
+		if (im[0].status != -EMFILE || im[3].status != -EMFILE)
+			_exit(12);
+		if (im[1].status != -ENXIO)
+			_exit(13);
+		_exit(im[2].status ? 14 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The fd (shared with the child) counts its one import of b. */
+	EXPECT_EQ(1, kfd_fdinfo_num(imp, "kfdpool-fd-imports"));
+	close(first.fd);
+	close(imp);
+	EXPECT_EQ(0, kfd_revoke(self->s.pool, &a));
+	EXPECT_EQ(0, kfd_revoke(self->s.pool, &b));
+}
+
 TEST_F_TIMEOUT(batch, sizes, 300)
 {
 	static const int counts[] = { 1, 2, 64, KFDPOOL_BATCH_MAX };

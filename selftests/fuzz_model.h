@@ -183,6 +183,7 @@ struct fs_rec {
 
 struct fs_pool {
 	int fd[FS_FDS];		/* [0] the owner fd; import fds or -1 */
+	uint64_t fid[FS_FDS];	/* the file each fd names (kfdpool-file-id) */
 	uint8_t id[KFDPOOL_ID_LEN];
 	uint32_t types;
 	uint64_t limit;
@@ -481,6 +482,58 @@ static void fs_fd_mark(int fd, bool on)
 	else
 		__atomic_and_fetch(&fs_fd_bits[fd / 64], ~(1ull << (fd % 64)),
 				   __ATOMIC_RELAXED);
+}
+
+/* The kfdpool-file-id of pool fd @fd (fdinfo), or 0. */
+static uint64_t fs_file_id(int fd)
+{
+	unsigned long long id = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "kfdpool-file-id: %llu", &id) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return id;
+}
+
+/* Fd slot @f of @P is @fd, a pool file the model just made. */
+static void fs_slot_set(struct fs_pool *P, int f, int fd)
+{
+	P->fd[f] = fd;
+	P->fid[f] = fs_file_id(fd);
+	fs_fd_mark(fd, true);
+}
+
+/*
+ * The model's imports are per slot and the kernel's per file: a slot whose
+ * number came to name another file (something closed it, and the number
+ * was taken again) would make the model wrong, not the module.  Say which
+ * slots no longer name their file; 0 when all do.
+ */
+static int fs_slots_moved(struct fs_thread *s, int p, bool report)
+{
+	struct fs_pool *P = &s->pool[p];
+	int f, moved = 0;
+	uint64_t now;
+
+	for (f = 0; f < FS_FDS; f++) {
+		if (P->fd[f] < 0)
+			continue;
+		now = fs_file_id(P->fd[f]);
+		if (now == P->fid[f])
+			continue;
+		moved++;
+		if (report)
+			fprintf(stderr, "# pool %d: fd slot %d (fd %d) names file %llu, opened as %llu\n",
+				p, f, P->fd[f], (unsigned long long)now,
+				(unsigned long long)P->fid[f]);
+	}
+	return moved;
 }
 
 /* Close import fd slot @f: its imports are dropped with it. */
@@ -819,6 +872,9 @@ static int fs_broken(struct fs_thread *s, int p, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fs_violation(s, "pool %d: %s", p, line);
+	if (fs_slots_moved(s, p, true))
+		fs_violation(s, "pool %d: an fd slot names another file (the harness's fault)",
+			     p);
 	s->pool[p].broken = true;
 	return -1;
 }
@@ -1298,6 +1354,12 @@ static void fs_check(struct fs_thread *s, int p)
 	if (fs_child_on(s, p) || s->pool[p].fd[0] < 0)
 		return;
 	__atomic_add_fetch(&s->st->model_checks, 1, __ATOMIC_RELAXED);
+	if (fs_slots_moved(s, p, true)) {
+		fs_violation(s, "pool %d: an fd slot names another file (the harness's fault)",
+			     p);
+		s->pool[p].broken = true;
+		return;
+	}
 	for (i = 0; i < FS_SETTLE_TRIES; i++) {
 		if (fs_check_pool(s, p, false))
 			return;

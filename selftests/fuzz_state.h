@@ -585,8 +585,7 @@ static bool fs_pool_export(struct fs_thread *s, int p)
 	if (c.must_fail) {
 		close(x->fd);
 	} else {
-		P->fd[f] = x->fd;
-		fs_fd_mark(x->fd, true);
+		fs_slot_set(P, f, x->fd);
 	}
 	return true;
 }
@@ -698,8 +697,7 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 	if (c.must_fail || f < 0 || any) {	/* (ANY's is a shared pool) */
 		close(x->fd);
 	} else {
-		P->fd[f] = x->fd;
-		fs_fd_mark(x->fd, true);
+		fs_slot_set(P, f, x->fd);
 	}
 	return true;
 }
@@ -1256,8 +1254,7 @@ static void fs_pool_open(struct fs_thread *s, int p)
 			close(x->fd);
 			continue;
 		}
-		P->fd[0] = x->fd;
-		fs_fd_mark(x->fd, true);
+		fs_slot_set(P, 0, x->fd);
 		memcpy(P->id, x->id, KFDPOOL_ID_LEN);
 		return;
 	}

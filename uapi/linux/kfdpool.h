@@ -620,7 +620,9 @@ struct kfdpool_release {
  * a fatal signal is pending (-EINTR if first).  An import fd sending an
  * owner-only batch fails as a whole with -EPERM.  Import elements that
  * return fds: an element's fd is installed only after that element was
- * copied back.
+ * copied back.  An import undone because its fd could not be installed
+ * (-EMFILE) counts for none of the elements after it: a VALIDATE element
+ * behind it that held only through it fails with -ENXIO.
  */
 struct kfdpool_batch {
 	__u64 ops;
