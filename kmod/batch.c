@@ -223,12 +223,13 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 }
 
 /*
- * Write the element of @sl back to @uel, then hand out its fd.  Return: 0,
- * or -errno when it could not be written (what it made is undone and the
- * batch ends before it).
+ * Write the element of @sl back to @uel, then hand out its fd; *@undone is
+ * set when its fd could not be installed and the import was undone.
+ * Return: 0, or -errno when it could not be written (what it made is
+ * undone and the batch ends before it).
  */
 static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
-			       char __user *uel)
+			       char __user *uel, bool *undone)
 {
 	int err;
 
@@ -245,6 +246,7 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 	if (err >= 0)
 		return 0;
 	/* No fd, the import undone: say so in the element. */
+	*undone = true;
 	kfdpool_batch_status(nr, &sl->el, err);
 	return kfdpool_batch_copy_out(nr, uel, &sl->el);
 }
@@ -309,16 +311,12 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	mutex_unlock(&pool->lock);
 
 	for (done = 0; done < n; done++) {
-		/* Only an import hands out a file; its status says if it did. */
-		bool imports = slots[done].fdo.file;
-
 		if (undone)
 			kfdpool_batch_revalidate(pf, nr, &slots[done]);
 		*err = kfdpool_batch_write(nr, &slots[done],
-					   uel + done * usize);
+					   uel + done * usize, &undone);
 		if (*err)
 			break;
-		undone |= imports && slots[done].el.imp.status;
 	}
 	/*
 	 * The caller's array faulted on the way back: take back what the
