@@ -484,20 +484,25 @@ static void fs_fd_mark(int fd, bool on)
 				   __ATOMIC_RELAXED);
 }
 
-/* The kfdpool-file-id of pool fd @fd (fdinfo), or 0. */
+/*
+ * The kfdpool-file-id of pool fd @fd (fdinfo): UINT64_MAX when @fd is not
+ * a pool file, 0 when fdinfo could not be read (the random half's import
+ * batches fill the fd table for a moment: EMFILE).
+ */
 static uint64_t fs_file_id(int fd)
 {
-	unsigned long long id = 0;
+	unsigned long long id = UINT64_MAX;
 	char path[64], line[128];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "kfdpool-file-id: %llu", &id) == 1)
 			break;
-	if (f)
-		fclose(f);
+	fclose(f);
 	return id;
 }
 
@@ -525,7 +530,9 @@ static int fs_slots_moved(struct fs_thread *s, int p, bool report)
 		if (P->fd[f] < 0)
 			continue;
 		now = fs_file_id(P->fd[f]);
-		if (now == P->fid[f])
+		if (!P->fid[f])		/* unknown when the slot was set */
+			P->fid[f] = now;
+		if (!now || now == P->fid[f])
 			continue;
 		moved++;
 		if (report)
