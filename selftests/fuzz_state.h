@@ -1616,9 +1616,18 @@ static void fs_fini(struct fs_thread *s)
 			fs_check(s, p);
 		fs_pool_close(s, p);
 	}
-	for (b = 0; b < FS_NBUF; b++)
-		if (s->bufs[b] >= 0)
-			close(s->bufs[b]);
+	/*
+	 * Marked private (ALLOC's) or not, an fd's number is unmarked before
+	 * it is closed: another thread's random half, still running, takes
+	 * the numbers again and closes the fds it is handed only where they
+	 * are not marked (a stale mark leaked one fd per ALLOC buffer left).
+	 */
+	for (b = 0; b < FS_NBUF; b++) {
+		if (s->bufs[b] < 0)
+			continue;
+		fs_fd_mark(s->bufs[b], false);
+		close(s->bufs[b]);
+	}
 	close(s->others[0]);
 	close(s->others[2]);
 	if (s->have_ring)
