@@ -485,14 +485,15 @@ static void fs_fd_mark(int fd, bool on)
 }
 
 /*
- * The kfdpool-file-id of pool fd @fd (fdinfo): UINT64_MAX when @fd is not
- * a pool file, 0 when fdinfo could not be read (the random half's import
+ * The number after "@key:" in @fd's fdinfo: UINT64_MAX when there is no
+ * such line, 0 when fdinfo could not be read (the random half's import
  * batches fill the fd table for a moment: EMFILE).
  */
-static uint64_t fs_file_id(int fd)
+static uint64_t fs_fdinfo(int fd, const char *key)
 {
-	unsigned long long id = UINT64_MAX;
+	unsigned long long v = UINT64_MAX;
 	char path[64], line[128];
+	size_t len = strlen(key);
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
@@ -500,10 +501,17 @@ static uint64_t fs_file_id(int fd)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "kfdpool-file-id: %llu", &id) == 1)
+		if (!strncmp(line, key, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%llu", &v) == 1)
 			break;
 	fclose(f);
-	return id;
+	return v;
+}
+
+/* The kfdpool-file-id of pool fd @fd; see fs_fdinfo(). */
+static uint64_t fs_file_id(int fd)
+{
+	return fs_fdinfo(fd, "kfdpool-file-id");
 }
 
 /* Fd slot @f of @P is @fd, a pool file the model just made. */
