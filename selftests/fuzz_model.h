@@ -484,21 +484,34 @@ static void fs_fd_mark(int fd, bool on)
 				   __ATOMIC_RELAXED);
 }
 
-/* The kfdpool-file-id of pool fd @fd (fdinfo), or 0. */
-static uint64_t fs_file_id(int fd)
+/*
+ * The number after "@key:" in @fd's fdinfo: UINT64_MAX when there is no
+ * such line, 0 when fdinfo could not be read (the random half's import
+ * batches fill the fd table for a moment: EMFILE).
+ */
+static uint64_t fs_fdinfo(int fd, const char *key)
 {
-	unsigned long long id = 0;
+	unsigned long long v = UINT64_MAX;
 	char path[64], line[128];
+	size_t len = strlen(key);
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "kfdpool-file-id: %llu", &id) == 1)
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%llu", &v) == 1)
 			break;
-	if (f)
-		fclose(f);
-	return id;
+	fclose(f);
+	return v;
+}
+
+/* The kfdpool-file-id of pool fd @fd; see fs_fdinfo(). */
+static uint64_t fs_file_id(int fd)
+{
+	return fs_fdinfo(fd, "kfdpool-file-id");
 }
 
 /* Fd slot @f of @P is @fd, a pool file the model just made. */
@@ -525,7 +538,9 @@ static int fs_slots_moved(struct fs_thread *s, int p, bool report)
 		if (P->fd[f] < 0)
 			continue;
 		now = fs_file_id(P->fd[f]);
-		if (now == P->fid[f])
+		if (!P->fid[f])		/* unknown when the slot was set */
+			P->fid[f] = now;
+		if (!now || now == P->fid[f])
 			continue;
 		moved++;
 		if (report)

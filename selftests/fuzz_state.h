@@ -886,6 +886,43 @@ static void fs_did_elem(struct fs_thread *s, int p, int kind, int f,
 	}
 }
 
+/* Whether import element @el validates an entry fd slot @f holds none of. */
+static bool fs_batch_unheld(struct fs_thread *s, int p, int f, void *el)
+{
+	struct kfdpool_import *x = el;
+	struct fs_pool *P = &s->pool[p];
+	int i = fs_find_rec(P, &x->record);
+
+	return (x->flags & KFDPOOL_IMPORT_VALIDATE) && i >= 0 &&
+	       !P->holds[f][P->rec[i].ent];
+}
+
+/*
+ * An import batch is about to break the model: say what it was (elements
+ * up to the offending @bad, their outcome, the model's holds) and what the
+ * kernel counts for the fd, to tell a model slip from a module bug.
+ */
+static void fs_batch_dump(struct fs_thread *s, int p, int f, int fd,
+			  bool uring, int n, long ret, int bad, size_t esz)
+{
+	struct fs_pool *P = &s->pool[p];
+	int j, r, e;
+
+	fprintf(stderr, "# batch dump (fuzzer %d, call %llu): pool %d slot %d fd %d %s, %d elements, %ld processed, element %d; fd-imports %llu\n",
+		s->id, (unsigned long long)s->calls, p, f, fd,
+		uring ? "io_uring" : "ioctl", n, ret, bad,
+		(unsigned long long)fs_fdinfo(fd, "kfdpool-fd-imports"));
+	for (j = 0; j <= bad; j++) {
+		struct kfdpool_import *x = (void *)(s->elems + j * esz);
+
+		r = fs_find_rec(P, &x->record);
+		e = r >= 0 ? P->rec[r].ent : -1;
+		fprintf(stderr, "#   %d: flags %u record %u entry %u (slot %d, holds %u) status %d fd %d\n",
+			j, x->flags, x->record.record_id, x->record.entry_id,
+			e, e >= 0 ? P->holds[f][e] : 0, x->status, x->fd);
+	}
+}
+
 static bool fs_batch(struct fs_thread *s, int p, bool uring)
 {
 	struct fs_pool *P = &s->pool[p];
@@ -991,6 +1028,8 @@ static bool fs_batch(struct fs_thread *s, int p, bool uring)
 				  fs_op_names[_IOC_NR(cmd)], i, elem_why[i]);
 			continue;
 		}
+		if (kind == 2 && fs_batch_unheld(s, p, f, el))
+			fs_batch_dump(s, p, f, c.fd, uring, n, ret, i, esz);
 		fs_did_elem(s, p, kind, f, el);
 	}
 	return true;
@@ -1416,6 +1455,18 @@ static bool fs_fork(struct fs_thread *s, int p)
 
 	if (s->child || !(P->types & KFDPOOL_HANDLE_TYPE_FD))
 		return false;
+	/*
+	 * The kernel frees an entry it holds for an fd it handed out only
+	 * when it next looks (a figure read, its reaper): until then, a new
+	 * outside reference to the dma-buf keeps it.  The child's imports
+	 * make such references, through any pool that pins the same dma-buf,
+	 * so first have every pool catch up with the entries the model
+	 * already let go (a check reads the figures, waiting out transient
+	 * references).
+	 */
+	for (i = 0; i < FS_POOLS; i++)
+		if (s->pool[i].fd[0] >= 0 && !s->pool[i].broken)
+			fs_check(s, i);
 	/* The child's own import fd: its imports die with it. */
 	if (fs_ioctl(s, P->fd[0], KFDPOOL_IOC_POOL_EXPORT, &x) < 0)
 		return true;
@@ -1616,9 +1667,18 @@ static void fs_fini(struct fs_thread *s)
 			fs_check(s, p);
 		fs_pool_close(s, p);
 	}
-	for (b = 0; b < FS_NBUF; b++)
-		if (s->bufs[b] >= 0)
-			close(s->bufs[b]);
+	/*
+	 * Marked private (ALLOC's) or not, an fd's number is unmarked before
+	 * it is closed: another thread's random half, still running, takes
+	 * the numbers again and closes the fds it is handed only where they
+	 * are not marked (a stale mark leaked one fd per ALLOC buffer left).
+	 */
+	for (b = 0; b < FS_NBUF; b++) {
+		if (s->bufs[b] < 0)
+			continue;
+		fs_fd_mark(s->bufs[b], false);
+		close(s->bufs[b]);
+	}
 	close(s->others[0]);
 	close(s->others[2]);
 	if (s->have_ring)
