@@ -254,25 +254,35 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 /*
  * An import earlier in the chunk was undone at write-back (no fd could be
  * installed) after the validations behind it ran under the lock, perhaps
- * against it.  Answer a successful validation in @sl again, for the
- * imports @pf holds now: each element answers as if the ones before it had
- * run to their end.  A rare path: only where an fd could not be installed.
+ * against it.  Answer validation @j of the chunk's @n again: with the
+ * imports @pf holds now, less those the elements after it made (they ran
+ * after it, and are still to be committed or undone), so that it answers
+ * as if the elements before it had run to their end.  A rare path: only
+ * where an fd could not be installed.
  */
 static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
-				     struct kfdpool_batch_slot *sl)
+				     struct kfdpool_batch_slot *slots, u32 j,
+				     u32 n)
 {
-	struct kfdpool_import *imp = &sl->el.imp;
-	bool held;
+	struct kfdpool_import *imp = &slots[j].el.imp;
+	unsigned long held = 0;
+	void *v;
+	u32 k;
 
-	if (nr != _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH) || sl->status ||
+	if (nr != _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH) || slots[j].status ||
 	    !(imp->flags & KFDPOOL_IMPORT_VALIDATE))
 		return;
 	mutex_lock(&pf->pool->lock);
-	held = xa_load(&pf->imports, imp->entry_id);
+	v = xa_load(&pf->imports, imp->entry_id);
 	mutex_unlock(&pf->pool->lock);
+	if (v)
+		held = xa_to_value(v);
+	for (k = j + 1; k < n && held; k++)
+		if (slots[k].fdo.file && slots[k].fdo.entry_id == imp->entry_id)
+			held--;
 	if (!held) {
-		sl->status = -ENXIO;
-		kfdpool_batch_status(nr, &sl->el, sl->status);
+		slots[j].status = -ENXIO;
+		kfdpool_batch_status(nr, &slots[j].el, slots[j].status);
 	}
 }
 
@@ -312,7 +322,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 
 	for (done = 0; done < n; done++) {
 		if (undone)
-			kfdpool_batch_revalidate(pf, nr, &slots[done]);
+			kfdpool_batch_revalidate(pf, nr, slots, done, n);
 		*err = kfdpool_batch_write(nr, &slots[done],
 					   uel + done * usize, &undone);
 		if (*err)

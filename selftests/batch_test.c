@@ -228,12 +228,13 @@ TEST_F(batch, validations_answer_for_their_entry)
 /*
  * An import undone because its fd could not be installed counts for none
  * of the elements after it: validations of its entry behind it in the
- * batch (run under the lock while it still counted) fail -ENXIO, and one
- * of an entry the fd held before still succeeds.
+ * batch (run under the lock while it still counted) fail -ENXIO, even
+ * with an import of the same entry after them (it ran after them), and
+ * one of an entry the fd held before still succeeds.
  */
 TEST_F(batch, undone_import_counts_for_no_later_validation)
 {
-	struct kfdpool_import first, im[4];
+	struct kfdpool_import first, im[5];
 	struct kfdpool_record a, b;
 	int imp, i, lo, status;
 	struct rlimit rl;
@@ -250,6 +251,7 @@ TEST_F(batch, undone_import_counts_for_no_later_validation)
 	im[1].record = a;
 	im[2].record = b;			/* held before the batch */
 	im[3].record = b;			/* no fd either */
+	im[4].record = a;			/* after the validation */
 	im[1].flags = im[2].flags = KFDPOOL_IMPORT_VALIDATE;
 
 	pid = fork();
@@ -261,12 +263,13 @@ TEST_F(batch, undone_import_counts_for_no_later_validation)
 		rl.rlim_cur = rl.rlim_max = lo;
 		if (lo < 0 || setrlimit(RLIMIT_NOFILE, &rl))
 			_exit(10);
-		if (kfd_batch(imp, KFDPOOL_IOC_IMPORT_BATCH, im, 4,
-			      sizeof(im[0])) != 4)
+		if (kfd_batch(imp, KFDPOOL_IOC_IMPORT_BATCH, im, 5,
+			      sizeof(im[0])) != 5)
 			_exit(11);
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 5; i++)
 			fprintf(stderr, "# element %d: %d\n", i, im[i].status);
-		if (im[0].status != -EMFILE || im[3].status != -EMFILE)
+		if (im[0].status != -EMFILE || im[3].status != -EMFILE ||
+		    im[4].status != -EMFILE)
 			_exit(12);
 		if (im[1].status != -ENXIO)
 			_exit(13);
