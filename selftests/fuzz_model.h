@@ -526,9 +526,10 @@ static void fs_slot_set(struct fs_pool *P, int f, int fd)
  * The model's imports are per slot and the kernel's per file: a slot whose
  * number came to name another file (something closed it, and the number
  * was taken again) would make the model wrong, not the module.  Say which
- * slots no longer name their file; 0 when all do.
+ * slots no longer name their file, as a violation; return how many (0 when
+ * all do).
  */
-static int fs_slots_moved(struct fs_thread *s, int p, bool report)
+static int fs_slots_moved(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
 	int f, moved = 0;
@@ -543,11 +544,13 @@ static int fs_slots_moved(struct fs_thread *s, int p, bool report)
 		if (!now || now == P->fid[f])
 			continue;
 		moved++;
-		if (report)
-			fprintf(stderr, "# pool %d: fd slot %d (fd %d) names file %llu, opened as %llu\n",
-				p, f, P->fd[f], (unsigned long long)now,
-				(unsigned long long)P->fid[f]);
+		fprintf(stderr, "# pool %d: fd slot %d (fd %d) names file %llu, opened as %llu\n",
+			p, f, P->fd[f], (unsigned long long)now,
+			(unsigned long long)P->fid[f]);
 	}
+	if (moved)
+		fs_violation(s, "pool %d: an fd slot names another file (the harness's fault)",
+			     p);
 	return moved;
 }
 
@@ -887,9 +890,7 @@ static int fs_broken(struct fs_thread *s, int p, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fs_violation(s, "pool %d: %s", p, line);
-	if (fs_slots_moved(s, p, true))
-		fs_violation(s, "pool %d: an fd slot names another file (the harness's fault)",
-			     p);
+	fs_slots_moved(s, p);
 	s->pool[p].broken = true;
 	return -1;
 }
@@ -1369,9 +1370,7 @@ static void fs_check(struct fs_thread *s, int p)
 	if (fs_child_on(s, p) || s->pool[p].fd[0] < 0)
 		return;
 	__atomic_add_fetch(&s->st->model_checks, 1, __ATOMIC_RELAXED);
-	if (fs_slots_moved(s, p, true)) {
-		fs_violation(s, "pool %d: an fd slot names another file (the harness's fault)",
-			     p);
+	if (fs_slots_moved(s, p)) {
 		s->pool[p].broken = true;
 		return;
 	}

@@ -79,7 +79,7 @@ static bool fs_pin(struct fs_thread *s, int p)
 }
 
 /*
- * Close ALLOC slot @b: its entries stay pinned, but from now on nothing
+ * Close dma-buf slot @b: its entries stay pinned, but from now on nothing
  * outside the module keeps their dma-buf, so (FS_ACCT) the held ones go.
  */
 static void fs_buf_close(struct fs_thread *s, int b)
@@ -867,40 +867,28 @@ static const char *fs_elem(struct fs_thread *s, int p, int kind, int f,
 	}
 }
 
-/* The model after element @el of a @kind batch succeeded. */
-static void fs_did_elem(struct fs_thread *s, int p, int kind, int f,
-			void *el)
+/* The model after element @el of a @kind batch succeeded: 0, or -1 broken. */
+static int fs_did_elem(struct fs_thread *s, int p, int kind, int f, void *el)
 {
 	switch (kind) {
 	case 0:
-		fs_did_export(s, p, el);
-		break;
+		return fs_did_export(s, p, el);
 	case 1:
-		fs_did_revoke(s, p, &((struct kfdpool_revoke *)el)->record);
-		break;
+		return fs_did_revoke(s, p,
+				     &((struct kfdpool_revoke *)el)->record);
 	case 2:
-		fs_did_import(s, p, f, el, ((struct kfdpool_import *)el)->fd);
-		break;
+		return fs_did_import(s, p, f, el,
+				     ((struct kfdpool_import *)el)->fd);
 	default:
-		fs_did_release(s, p, f, ((struct kfdpool_release *)el)->entry_id);
+		return fs_did_release(s, p, f,
+				      ((struct kfdpool_release *)el)->entry_id);
 	}
 }
 
-/* Whether import element @el validates an entry fd slot @f holds none of. */
-static bool fs_batch_unheld(struct fs_thread *s, int p, int f, void *el)
-{
-	struct kfdpool_import *x = el;
-	struct fs_pool *P = &s->pool[p];
-	int i = fs_find_rec(P, &x->record);
-
-	return (x->flags & KFDPOOL_IMPORT_VALIDATE) && i >= 0 &&
-	       !P->holds[f][P->rec[i].ent];
-}
-
 /*
- * An import batch is about to break the model: say what it was (elements
- * up to the offending @bad, their outcome, the model's holds) and what the
- * kernel counts for the fd, to tell a model slip from a module bug.
+ * An import batch broke the model: say what it was (elements up to the
+ * offending @bad, their outcome, the model's holds) and what the kernel
+ * counts for the fd, to tell a model slip from a module bug.
  */
 static void fs_batch_dump(struct fs_thread *s, int p, int f, int fd,
 			  bool uring, int n, long ret, int bad, size_t esz)
@@ -1028,9 +1016,8 @@ static bool fs_batch(struct fs_thread *s, int p, bool uring)
 				  fs_op_names[_IOC_NR(cmd)], i, elem_why[i]);
 			continue;
 		}
-		if (kind == 2 && fs_batch_unheld(s, p, f, el))
+		if (fs_did_elem(s, p, kind, f, el) && kind == 2)
 			fs_batch_dump(s, p, f, c.fd, uring, n, ret, i, esz);
-		fs_did_elem(s, p, kind, f, el);
 	}
 	return true;
 }
@@ -1465,7 +1452,7 @@ static bool fs_fork(struct fs_thread *s, int p)
 	 * references).
 	 */
 	for (i = 0; i < FS_POOLS; i++)
-		if (s->pool[i].fd[0] >= 0 && !s->pool[i].broken)
+		if (!s->pool[i].broken)
 			fs_check(s, i);
 	/* The child's own import fd: its imports die with it. */
 	if (fs_ioctl(s, P->fd[0], KFDPOOL_IOC_POOL_EXPORT, &x) < 0)
@@ -1668,17 +1655,14 @@ static void fs_fini(struct fs_thread *s)
 		fs_pool_close(s, p);
 	}
 	/*
-	 * Marked private (ALLOC's) or not, an fd's number is unmarked before
-	 * it is closed: another thread's random half, still running, takes
-	 * the numbers again and closes the fds it is handed only where they
-	 * are not marked (a stale mark leaked one fd per ALLOC buffer left).
+	 * Through fs_buf_close(), which unmarks a number before closing it:
+	 * another thread's random half, still running, takes the numbers
+	 * again and closes the fds it is handed only where they are not
+	 * marked (a stale mark leaked one fd per ALLOC buffer left).
 	 */
-	for (b = 0; b < FS_NBUF; b++) {
-		if (s->bufs[b] < 0)
-			continue;
-		fs_fd_mark(s->bufs[b], false);
-		close(s->bufs[b]);
-	}
+	for (b = 0; b < FS_NBUF; b++)
+		if (s->bufs[b] >= 0)
+			fs_buf_close(s, b);
 	close(s->others[0]);
 	close(s->others[2]);
 	if (s->have_ring)
