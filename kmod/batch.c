@@ -298,11 +298,12 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	struct kfdpool_pool *pool = pf->pool;
 	u32 i, done, held = 0;
 	bool undone = false;
+	int read_err = 0;
 
 	for (i = 0; i < n; i++) {
-		*err = kfdpool_batch_read(pf, nr, &slots[i],
-					  uel + i * usize, ksize, usize);
-		if (*err)
+		read_err = kfdpool_batch_read(pf, nr, &slots[i],
+					      uel + i * usize, ksize, usize);
+		if (read_err)
 			break;
 	}
 	n = i;
@@ -328,6 +329,9 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 		if (*err)
 			break;
 	}
+	/* All written: the batch ends at the element that was not read. */
+	if (!*err)
+		*err = read_err;
 	/*
 	 * The caller's array faulted on the way back: take back what the
 	 * elements it will not hear of made.  Exports and imports are undone;

@@ -116,8 +116,12 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	if (ret < 0)
 		goto out;
 
-	/* The fd goes live only once everything else reached the caller. */
-	if (copy_to_user(uarg, kdata, out_size)) {
+	/*
+	 * The fd goes live only once everything else reached the caller.
+	 * (Nothing to copy for _IOW: a copy of 0 bytes would still be a
+	 * fault-injection point, one that cannot fail.)
+	 */
+	if (out_size && copy_to_user(uarg, kdata, out_size)) {
 		kfdpool_fd_abort(&fdo);
 		ret = -EFAULT;
 		goto out;
