@@ -37,6 +37,10 @@ static const char *const fi_knobs[] = {
 	FI_FAILSLAB "ignore-gfp-wait", FI_FAILSLAB "verbose",
 	FI_FAILSLAB "probability", FI_FAILSLAB "interval",
 	FI_FAILSLAB "times", FI_FAILSLAB "space", FI_FAILSLAB "task-filter",
+	FI_FAILSLAB "cache-filter", FI_FAILSLAB "require-start",
+	FI_FAILSLAB "require-end", FI_FAILSLAB "stacktrace-depth",
+	FI_USERCOPY "require-start", FI_USERCOPY "require-end",
+	FI_USERCOPY "stacktrace-depth",
 	FI_USERCOPY "verbose", FI_USERCOPY "probability",
 	FI_USERCOPY "interval", FI_USERCOPY "times", FI_USERCOPY "space",
 	FI_USERCOPY "task-filter",
@@ -73,6 +77,24 @@ static int fi_read(const char *path, char *buf, size_t len)
 	if (n && buf[n - 1] == '\n')
 		buf[n - 1] = 0;
 	return 0;
+}
+
+/*
+ * Tell the VM runner (tools/vm/run) that stack dumps in the kernel log from
+ * here to fi_expect_stacks(false) are ours: the slab dumps one when a
+ * cache cannot be made.
+ */
+static void fi_expect_stacks(bool on)
+{
+	const char *m = on ? "<4>KFDPOOL-EXPECT-STACKS-BEGIN\n" :
+			     "<4>KFDPOOL-EXPECT-STACKS-END\n";
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, m, strlen(m)) < 0)
+		ksft_print_msg("/dev/kmsg: %s\n", strerror(errno));
+	close(fd);
 }
 
 /* The state a case works on: made fresh for every n. */
@@ -520,6 +542,7 @@ FIXTURE(fi) {
 	bool have_saved[FI_NKNOBS];
 	struct fi_state s;
 	struct rel_counts base;
+	bool expecting_stacks;	/* told tools/vm/run so: fi_expect_stacks() */
 };
 
 FIXTURE_SETUP(fi)
@@ -528,6 +551,7 @@ FIXTURE_SETUP(fi)
 	int fd;
 
 	self->nth = -1;
+	self->expecting_stacks = false;
 	memset(self->have_saved, 0, sizeof(self->have_saved));
 	self->s.ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
 	if (self->s.ctl < 0)
@@ -578,6 +602,8 @@ FIXTURE_TEARDOWN(fi)
 
 	/* Stop the failures before anything else. */
 	fi_write_hard("/proc/self/make-it-fail", "0");
+	if (self->expecting_stacks)
+		fi_expect_stacks(false);
 	fi_write_hard(FI_FAILSLAB "probability", "0");
 	fi_write_hard(FI_USERCOPY "probability", "0");
 	for (i = 0; i < FI_NKNOBS; i++)
@@ -721,6 +747,160 @@ TEST_F_TIMEOUT(fi, every_fault_point_in_turn, 3000)
 	ksft_print_msg("faultinject: %llu faults injected: %llu calls failed cleanly, %llu succeeded anyway\n",
 		       faults, failed_calls, ok_calls);
 	EXPECT_LT(0, faults);
+}
+
+/*
+ * A batch of more than one of the kernel's chunks (16 elements), each of
+ * its user copies failed in turn: the batch must stop at the element it
+ * could not read or write.  So a call that met a failure returns fewer
+ * than all (or -EFAULT for none), the elements past what it returns are
+ * not written, and what the elements it returns say is so: the pool holds
+ * a record for every export that says 0, and the caller an fd for every
+ * import that says 0, no other fd.  (A read that failed after others of
+ * its chunk had run went unseen: the batch read the element again and
+ * went on.)  Only user copies are fault points here: the slab's are the
+ * other test's, and some of them are meant to fail unseen (kvmalloc()'s
+ * and the xarray's first tries, kmemleak's own allocations).
+ */
+#define FI_BATCH_N 20
+#define FI_UNTOUCHED 0x7eadbeef
+_Static_assert(FI_BATCH_N * sizeof(struct kfdpool_import) <=
+	       sizeof(((struct fi_state *)0)->page), "fi_state.page too small");
+_Static_assert(FI_BATCH_N * sizeof(struct kfdpool_export) <=
+	       sizeof(((struct fi_state *)0)->page), "fi_state.page too small");
+
+static long fi_long_batch(struct fi_state *s, bool import)
+{
+	struct kfdpool_batch b = { .count = FI_BATCH_N };
+	int i;
+
+	if (import) {
+		struct kfdpool_import *im = (void *)s->page;
+
+		memset(im, 0, FI_BATCH_N * sizeof(*im));
+		for (i = 0; i < FI_BATCH_N; i++) {
+			im[i].record = s->rec;
+			im[i].status = FI_UNTOUCHED;
+		}
+		b.ops = (uintptr_t)im;
+		b.elem_size = sizeof(*im);
+		return fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT_BATCH, &b);
+	} else {
+		struct kfdpool_export *ex = (void *)s->page;
+
+		memset(ex, 0, FI_BATCH_N * sizeof(*ex));
+		for (i = 0; i < FI_BATCH_N; i++) {
+			ex[i].entry_id = s->entry;
+			ex[i].offset = i * 512;
+			ex[i].size = 256;
+			ex[i].status = FI_UNTOUCHED;
+		}
+		b.ops = (uintptr_t)ex;
+		b.elem_size = sizeof(*ex);
+		return fi_ioctl(s->pool, KFDPOOL_IOC_EXPORT_BATCH, &b);
+	}
+}
+
+/* Status of element @i of fi_long_batch()'s array; closes an import's fd. */
+static int fi_long_status(struct fi_state *s, bool import, long i)
+{
+	if (import) {
+		struct kfdpool_import *im = (void *)s->page;
+
+		if (!im[i].status)
+			close(im[i].fd);
+		return im[i].status;
+	}
+	return ((struct kfdpool_export *)s->page)[i].status;
+}
+
+TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
+{
+	struct kfdpool_pool_stats st0, st1;
+	struct fi_state *s = &self->s;
+	struct rel_counts now;
+	unsigned int pass;
+
+	if (access(FI_USERCOPY "probability", W_OK))
+		SKIP(return, "no fail_usercopy (CONFIG_FAULT_INJECTION_USERCOPY)");
+	/* No slab cache is marked for failslab: no slab allocation is a point. */
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "cache-filter", "Y"));
+
+	for (pass = 0; pass < 2; pass++) {
+		bool import = pass;
+		unsigned int n, seen = 0;
+
+		for (n = 1; n <= FI_MAX_NTH; n++) {
+			unsigned int made = 0;
+			bool injected;
+			long ret, i;
+			int fds;
+
+			ASSERT_EQ(0, fi_prepare(s, import ?
+						FI_POOL | FI_PIN | FI_REC | FI_IMP :
+						FI_POOL | FI_PIN));
+			/*
+			 * Nor a page allocation (the stack depot's may come
+			 * at any time; fi_cleanup() puts min-order back).
+			 */
+			ASSERT_EQ(0, fi_write(FI_PAGEALLOC "min-order", "100"));
+			ASSERT_EQ(0, rel_stats(s->pool, &st0));
+			fds = rel_fd_count();
+			fi_nth_set(self->nth, n);
+			ret = fi_long_batch(s, import);
+			injected = fi_nth_injected(self->nth);
+
+			for (i = 0; i < FI_BATCH_N; i++) {
+				int status = fi_long_status(s, import, i);
+
+				if (i >= ret) {
+					EXPECT_EQ(FI_UNTOUCHED, status)
+						TH_LOG("%s, fault point %u: element %ld of %ld written",
+						       import ? "import" : "export", n, i, ret);
+				} else if (!status) {
+					made++;
+				} else {
+					EXPECT_EQ(0, status)
+						TH_LOG("%s, fault point %u: element %ld: %s",
+						       import ? "import" : "export", n, i,
+						       strerror(-status));
+				}
+			}
+			/* Imports' fds are closed: none may be left over. */
+			EXPECT_EQ(fds, rel_fd_count())
+				TH_LOG("%s, fault point %u: an fd leaked",
+				       import ? "import" : "export", n);
+			ASSERT_EQ(0, rel_stats(s->pool, &st1));
+			if (!import) {
+				EXPECT_EQ(st0.records + made, st1.records)
+					TH_LOG("export, fault point %u: %u said 0, records %u -> %u",
+					       n, made, st0.records, st1.records);
+			}
+			if (injected) {
+				EXPECT_TRUE(ret == -EFAULT ||
+					    (ret >= 0 && ret < FI_BATCH_N))
+					TH_LOG("%s, fault point %u: injected, yet %ld returned",
+					       import ? "import" : "export", n, ret);
+				seen++;
+			} else {
+				EXPECT_EQ(FI_BATCH_N, ret);
+				EXPECT_EQ(FI_BATCH_N, made);
+			}
+			fi_cleanup(s);
+			ASSERT_TRUE(rel_counts_settle(&self->base, &now))
+				TH_LOG("fault point %u: dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
+				       n, self->base.dmabufs, now.dmabufs,
+				       self->base.pools, now.pools,
+				       self->base.refcnt, now.refcnt);
+			if (!injected)
+				break;
+		}
+		EXPECT_GT(FI_MAX_NTH, n);
+		/* The ioctl's own read, and a read and a write per element. */
+		EXPECT_EQ(1 + 2 * FI_BATCH_N, seen);
+		ksft_print_msg("%s batch of %d: %u user copies failed in turn\n",
+			       import ? "IMPORT" : "EXPORT", FI_BATCH_N, seen);
+	}
 }
 
 /*
@@ -891,6 +1071,166 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 		TH_LOG("dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
 		       self->base.dmabufs, now.dmabufs, self->base.pools,
 		       now.pools, self->base.refcnt, now.refcnt);
+}
+
+/*
+ * Module load under every fault point of its own init: each of
+ * kfdpool_init()'s failures must unwind what it made (rhashtables, slab
+ * caches, debugfs files, the misc device), so that the load fails
+ * cleanly, nothing of the module stays behind, and the next load works.
+ * Only points under do_one_initcall() count (the stack trace filter):
+ * the loader's own come first and are many.
+ */
+#define FI_MEASURE (1u << 30)
+
+static bool fi_module_loaded(void)
+{
+	return !access("/sys/module/kfdpool/initstate", F_OK);
+}
+
+/* Anything of a kfdpool left in the kernel: "" for nothing. */
+static const char *fi_module_traces(void)
+{
+	static char line[256];
+	FILE *f;
+
+	if (!access("/sys/kernel/debug/kfdpool", F_OK))
+		return "/sys/kernel/debug/kfdpool";
+	if (!access("/sys/class/misc/kfdpool", F_OK))
+		return "/sys/class/misc/kfdpool";
+	f = fopen("/proc/slabinfo", "re");
+	if (!f)
+		return "";
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "kfdpool", 7)) {
+			fclose(f);
+			return line;
+		}
+	fclose(f);
+	return "";
+}
+
+/*
+ * Where @name's text starts and the next symbol's does, from
+ * /proc/kallsyms (root sees the addresses).  0 or -errno.
+ */
+static int fi_sym_range(const char *name, unsigned long long *start,
+			unsigned long long *end)
+{
+	unsigned long long a, best = ~0ULL;
+	char line[512], sym[256], type;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return -errno;
+	*start = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			*start = a;
+	rewind(f);
+	while (*start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx", &a) == 1 && a > *start && a < best)
+			best = a;
+	fclose(f);
+	*end = best;
+	return *start && best != ~0ULL ? 0 : -ENOENT;
+}
+
+static int fi_unload(void)
+{
+	int i;
+
+	/* An exiting holder may still be dropping its file: retry, bounded. */
+	for (i = 0; i < 500; i++) {
+		if (!syscall(__NR_delete_module, "kfdpool", O_NONBLOCK))
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EBUSY)
+			return -errno;
+		usleep(10000);
+	}
+	return -EBUSY;
+}
+
+/* Load $KFDPOOL_KO with fail-nth at @n (0: none).  0 or -errno. */
+static int fi_load(int nth, const char *ko, unsigned int n)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	if (n)
+		fi_nth_set(nth, n);
+	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
+{
+	static const char *const dirs[] = { FI_FAILSLAB, FI_USERCOPY };
+	const char *ko = getenv("KFDPOOL_KO"), *left;
+	unsigned int n, failed = 0, i;
+	unsigned long long start = 0, end = 0;
+	char path[128], val[32];
+	int ret;
+
+	if (!ko || !*ko)
+		SKIP(return, "KFDPOOL_KO not set (the VM runner sets it)");
+	if (access(FI_FAILSLAB "require-start", W_OK))
+		SKIP(return, "no stack trace filter (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER)");
+	ASSERT_EQ(0, fi_sym_range("do_one_initcall", &start, &end));
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%srequire-start", dirs[i]);
+		snprintf(val, sizeof(val), "%llu", start);
+		ASSERT_EQ(0, fi_write(path, val));
+		snprintf(path, sizeof(path), "%srequire-end", dirs[i]);
+		snprintf(val, sizeof(val), "%llu", end);
+		ASSERT_EQ(0, fi_write(path, val));
+		/* The deepest: kfdpool_init(), misc_register(), ..., the slab. */
+		snprintf(path, sizeof(path), "%sstacktrace-depth", dirs[i]);
+		ASSERT_EQ(0, fi_write(path, "64"));
+	}
+	close(self->s.ctl);
+	self->s.ctl = -1;
+	self->expecting_stacks = true;
+	fi_expect_stacks(true);
+
+	for (n = 1; n <= FI_MAX_NTH; n++) {
+		bool injected;
+
+		ASSERT_EQ(0, fi_unload());
+		ASSERT_STREQ("", fi_module_traces());
+		ret = fi_load(self->nth, ko, n);
+		injected = fi_nth_injected(self->nth);
+		if (!ret) {
+			ASSERT_TRUE(fi_module_loaded());
+			if (!injected)
+				break;	/* no n-th point in the init */
+			continue;	/* a failure it may absorb: debugfs */
+		}
+		ASSERT_TRUE(injected) TH_LOG("fault point %u: %s without injection",
+					     n, strerror(-ret));
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("fault point %u: %s", n,
+					       strerror(-ret));
+		EXPECT_FALSE(fi_module_loaded());
+		left = fi_module_traces();
+		EXPECT_STREQ("", left) TH_LOG("fault point %u: failed with %s, left %s",
+					      n, strerror(-ret), left);
+		failed++;
+		/* It loads again: misc_register() was undone too. */
+		ASSERT_EQ(0, fi_load(self->nth, ko, 0))
+			TH_LOG("fault point %u: no load after the failure", n);
+	}
+	EXPECT_GT(FI_MAX_NTH, n);
+	fi_expect_stacks(false);
+	self->expecting_stacks = false;
+	/* The module is loaded, as the fixture found it. */
+	self->s.ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->s.ctl);
+	EXPECT_LT(0, failed);
+	ksft_print_msg("module init: %u fault points failed in turn, %u loads failed cleanly\n",
+		       n - 1, failed);
 }
 
 TEST_HARNESS_MAIN
