@@ -1137,35 +1137,6 @@ static int fi_sym_range(const char *name, unsigned long long *start,
 	return *start && best != ~0ULL ? 0 : -ENOENT;
 }
 
-static int fi_unload(void)
-{
-	int i;
-
-	/* An exiting holder may still be dropping its file: retry, bounded. */
-	for (i = 0; i < 500; i++) {
-		if (!syscall(__NR_delete_module, "kfdpool", O_NONBLOCK))
-			return 0;
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EBUSY)
-			return -errno;
-		usleep(10000);
-	}
-	return -EBUSY;
-}
-
-/* Load $KFDPOOL_KO with fail-nth at @n (0: none).  0 or -errno. */
-static int fi_load(int nth, const char *ko, unsigned int n)
-{
-	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	if (n)
-		fi_nth_set(nth, n);
-	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
 {
 	static const char *const dirs[] = { FI_FAILSLAB, FI_USERCOPY };
@@ -1199,9 +1170,11 @@ TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
 	for (n = 1; n <= FI_MAX_NTH; n++) {
 		bool injected;
 
-		ASSERT_EQ(0, fi_unload());
+		ASSERT_EQ(0, rel_module_unload());
 		ASSERT_STREQ("", fi_module_traces());
-		ret = fi_load(self->nth, ko, n);
+		/* Only points under do_one_initcall() count: open()'s do not. */
+		fi_nth_set(self->nth, n);
+		ret = rel_module_load(ko);
 		injected = fi_nth_injected(self->nth);
 		if (!ret) {
 			ASSERT_TRUE(fi_module_loaded());
@@ -1219,7 +1192,7 @@ TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
 					      n, strerror(-ret), left);
 		failed++;
 		/* It loads again: misc_register() was undone too. */
-		ASSERT_EQ(0, fi_load(self->nth, ko, 0))
+		ASSERT_EQ(0, rel_module_load(ko))
 			TH_LOG("fault point %u: no load after the failure", n);
 	}
 	EXPECT_GT(FI_MAX_NTH, n);

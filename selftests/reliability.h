@@ -547,6 +547,35 @@ static inline const char *rel_stats_invalid(const struct kfdpool_pool_stats *st)
 /* Module unload and reload                                             */
 /* ------------------------------------------------------------------ */
 
+/* Unload kfdpool.  0 or -errno. */
+static inline int rel_module_unload(void)
+{
+	int i, ret = -EBUSY;
+
+	/* An exiting holder may still be dropping its file: retry, bounded. */
+	for (i = 0; i < 500; i++) {
+		if (!syscall(__NR_delete_module, "kfdpool", O_NONBLOCK))
+			return 0;
+		ret = -errno;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EBUSY)
+			return ret;
+		usleep(10000);
+	}
+	return ret;
+}
+
+/* Load the module at @ko.  0 or -errno (of open or finit_module). */
+static inline int rel_module_load(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 /*
  * Unload kfdpool and load it again from $KFDPOOL_KO (the VM runner sets it).
  * Returns 0, 1 if $KFDPOOL_KO is not set (skip), or -errno of the step that
@@ -555,32 +584,16 @@ static inline const char *rel_stats_invalid(const struct kfdpool_pool_stats *st)
 static inline int rel_module_reload(const char **what)
 {
 	const char *ko = getenv("KFDPOOL_KO");
-	int fd, i, ret = -EBUSY;
+	int ret;
 
 	if (!ko || !*ko)
 		return 1;
 	*what = "delete_module";
-	/* An exiting holder may still be dropping its file: retry, bounded. */
-	for (i = 0; i < 500; i++) {
-		if (!syscall(__NR_delete_module, "kfdpool", O_NONBLOCK)) {
-			ret = 0;
-			break;
-		}
-		ret = -errno;
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EBUSY)
-			return ret;
-		usleep(10000);
-	}
+	ret = rel_module_unload();
 	if (ret)
 		return ret;
-	*what = "open $KFDPOOL_KO";
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	*what = "finit_module";
-	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
+	*what = "open and finit_module of $KFDPOOL_KO";
+	return rel_module_load(ko);
 }
 
 /* ------------------------------------------------------------------ */
