@@ -766,68 +766,88 @@ TEST_F_TIMEOUT(fi, every_fault_point_in_turn, 3000)
 #define FI_UNTOUCHED 0x7eadbeef
 _Static_assert(FI_BATCH_N * sizeof(struct kfdpool_import) <=
 	       sizeof(((struct fi_state *)0)->page), "fi_state.page too small");
-_Static_assert(FI_BATCH_N * sizeof(struct kfdpool_export) <=
-	       sizeof(((struct fi_state *)0)->page), "fi_state.page too small");
 
-static long fi_long_batch(struct fi_state *s, bool import)
+enum fi_long_op { FI_LONG_EXPORT, FI_LONG_IMPORT, FI_LONG_REVOKE, FI_LONG_OPS };
+
+static const char *const fi_long_names[FI_LONG_OPS] = {
+	"EXPORT", "IMPORT", "REVOKE",
+};
+
+/* Run @op's batch of FI_BATCH_N from s->page; @recs: the revoke's records. */
+static long fi_long_batch(struct fi_state *s, enum fi_long_op op,
+			  const struct kfdpool_record *recs)
 {
-	struct kfdpool_batch b = { .count = FI_BATCH_N };
+	struct kfdpool_batch b = { .ops = (uintptr_t)s->page,
+				   .count = FI_BATCH_N };
+	struct kfdpool_export *ex = (void *)s->page;
+	struct kfdpool_import *im = (void *)s->page;
+	struct kfdpool_revoke *rv = (void *)s->page;
 	int i;
 
-	if (import) {
-		struct kfdpool_import *im = (void *)s->page;
-
-		memset(im, 0, FI_BATCH_N * sizeof(*im));
-		for (i = 0; i < FI_BATCH_N; i++) {
-			im[i].record = s->rec;
-			im[i].status = FI_UNTOUCHED;
-		}
-		b.ops = (uintptr_t)im;
-		b.elem_size = sizeof(*im);
-		return fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT_BATCH, &b);
-	} else {
-		struct kfdpool_export *ex = (void *)s->page;
-
-		memset(ex, 0, FI_BATCH_N * sizeof(*ex));
-		for (i = 0; i < FI_BATCH_N; i++) {
+	memset(s->page, 0, sizeof(s->page));
+	for (i = 0; i < FI_BATCH_N; i++) {
+		switch (op) {
+		case FI_LONG_EXPORT:
 			ex[i].entry_id = s->entry;
 			ex[i].offset = i * 512;
 			ex[i].size = 256;
 			ex[i].status = FI_UNTOUCHED;
+			break;
+		case FI_LONG_IMPORT:
+			im[i].record = s->rec;
+			im[i].status = FI_UNTOUCHED;
+			break;
+		default:
+			rv[i].record = recs[i];
+			rv[i].status = FI_UNTOUCHED;
+			break;
 		}
-		b.ops = (uintptr_t)ex;
+	}
+	switch (op) {
+	case FI_LONG_EXPORT:
 		b.elem_size = sizeof(*ex);
 		return fi_ioctl(s->pool, KFDPOOL_IOC_EXPORT_BATCH, &b);
+	case FI_LONG_IMPORT:
+		b.elem_size = sizeof(*im);
+		return fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT_BATCH, &b);
+	default:
+		b.elem_size = sizeof(*rv);
+		return fi_ioctl(s->pool, KFDPOOL_IOC_REVOKE_BATCH, &b);
 	}
 }
 
 /* Status of element @i of fi_long_batch()'s array; closes an import's fd. */
-static int fi_long_status(struct fi_state *s, bool import, long i)
+static int fi_long_status(struct fi_state *s, enum fi_long_op op, long i)
 {
-	if (import) {
-		struct kfdpool_import *im = (void *)s->page;
+	struct kfdpool_import *im = (void *)s->page;
 
+	switch (op) {
+	case FI_LONG_EXPORT:
+		return ((struct kfdpool_export *)s->page)[i].status;
+	case FI_LONG_IMPORT:
 		if (!im[i].status)
 			close(im[i].fd);
 		return im[i].status;
+	default:
+		return ((struct kfdpool_revoke *)s->page)[i].status;
 	}
-	return ((struct kfdpool_export *)s->page)[i].status;
 }
 
 TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 {
+	struct kfdpool_record recs[FI_BATCH_N];
 	struct kfdpool_pool_stats st0, st1;
 	struct fi_state *s = &self->s;
 	struct rel_counts now;
-	unsigned int pass;
+	enum fi_long_op op;
 
 	if (access(FI_USERCOPY "probability", W_OK))
 		SKIP(return, "no fail_usercopy (CONFIG_FAULT_INJECTION_USERCOPY)");
 	/* No slab cache is marked for failslab: no slab allocation is a point. */
 	ASSERT_EQ(0, fi_write(FI_FAILSLAB "cache-filter", "Y"));
 
-	for (pass = 0; pass < 2; pass++) {
-		bool import = pass;
+	for (op = 0; op < FI_LONG_OPS; op++) {
+		const char *name = fi_long_names[op];
 		unsigned int n, seen = 0;
 
 		for (n = 1; n <= FI_MAX_NTH; n++) {
@@ -836,9 +856,12 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 			long ret, i;
 			int fds;
 
-			ASSERT_EQ(0, fi_prepare(s, import ?
+			ASSERT_EQ(0, fi_prepare(s, op == FI_LONG_IMPORT ?
 						FI_POOL | FI_PIN | FI_REC | FI_IMP :
 						FI_POOL | FI_PIN));
+			for (i = 0; op == FI_LONG_REVOKE && i < FI_BATCH_N; i++)
+				ASSERT_EQ(0, rel_export(s->pool, s->entry, i * 512,
+							256, &recs[i]));
 			/*
 			 * Nor a page allocation (the stack depot's may come
 			 * at any time; fi_cleanup() puts min-order back).
@@ -847,40 +870,41 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 			ASSERT_EQ(0, rel_stats(s->pool, &st0));
 			fds = rel_fd_count();
 			fi_nth_set(self->nth, n);
-			ret = fi_long_batch(s, import);
+			ret = fi_long_batch(s, op, recs);
 			injected = fi_nth_injected(self->nth);
 
 			for (i = 0; i < FI_BATCH_N; i++) {
-				int status = fi_long_status(s, import, i);
+				int status = fi_long_status(s, op, i);
 
 				if (i >= ret) {
 					EXPECT_EQ(FI_UNTOUCHED, status)
 						TH_LOG("%s, fault point %u: element %ld of %ld written",
-						       import ? "import" : "export", n, i, ret);
+						       name, n, i, ret);
 				} else if (!status) {
 					made++;
 				} else {
 					EXPECT_EQ(0, status)
 						TH_LOG("%s, fault point %u: element %ld: %s",
-						       import ? "import" : "export", n, i,
-						       strerror(-status));
+						       name, n, i, strerror(-status));
 				}
 			}
 			/* Imports' fds are closed: none may be left over. */
 			EXPECT_EQ(fds, rel_fd_count())
-				TH_LOG("%s, fault point %u: an fd leaked",
-				       import ? "import" : "export", n);
+				TH_LOG("%s, fault point %u: an fd leaked", name, n);
 			ASSERT_EQ(0, rel_stats(s->pool, &st1));
-			if (!import) {
-				EXPECT_EQ(st0.records + made, st1.records)
-					TH_LOG("export, fault point %u: %u said 0, records %u -> %u",
-					       n, made, st0.records, st1.records);
+			if (op != FI_LONG_IMPORT) {
+				EXPECT_EQ(op == FI_LONG_EXPORT ?
+					  st0.records + made :
+					  st0.records - made, st1.records)
+					TH_LOG("%s, fault point %u: %u said 0, records %u -> %u",
+					       name, n, made, st0.records,
+					       st1.records);
 			}
 			if (injected) {
 				EXPECT_TRUE(ret == -EFAULT ||
 					    (ret >= 0 && ret < FI_BATCH_N))
 					TH_LOG("%s, fault point %u: injected, yet %ld returned",
-					       import ? "import" : "export", n, ret);
+					       name, n, ret);
 				seen++;
 			} else {
 				EXPECT_EQ(FI_BATCH_N, ret);
@@ -896,181 +920,14 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 				break;
 		}
 		EXPECT_GT(FI_MAX_NTH, n);
-		/* The ioctl's own read, and a read and a write per element. */
-		EXPECT_EQ(1 + 2 * FI_BATCH_N, seen);
+		/*
+		 * The ioctl's own read, and a read and a write per element
+		 * (a revoke's status goes back by put_user(): no point).
+		 */
+		EXPECT_EQ(1 + (op == FI_LONG_REVOKE ? 1 : 2) * FI_BATCH_N, seen);
 		ksft_print_msg("%s batch of %d: %u user copies failed in turn\n",
-			       import ? "IMPORT" : "EXPORT", FI_BATCH_N, seen);
+			       name, FI_BATCH_N, seen);
 	}
-}
-
-/*
- * Random failures: a fifth of this task's allocations and a twentieth of
- * its user copies fail while it runs a random workload.  Every call must
- * succeed or fail with an errno it may return, and afterwards the pools'
- * figures must add up and, closed, leave nothing.
- */
-TEST_F_TIMEOUT(fi, random_failures, 3000)
-{
-	uint64_t seed = rel_seed("KFDPOOL_FI_SEED");
-	uint64_t ops = rel_env_u64("KFDPOOL_FI_OPS", 3000);
-	unsigned long long calls = 0, fails = 0, bad = 0;
-	int pools[4] = { -1, -1, -1, -1 }, imps[4] = { -1, -1, -1, -1 };
-	bool imp_of_pool[4] = {};	/* imps[p] is of pools[p], not older */
-	struct kfdpool_record recs[16] = {};
-	uint32_t entries[16] = {};
-	int bufs[4], last_bad = 0, i;
-	struct kfdpool_pool_stats st;
-	struct rel_counts now;
-	uint64_t k;
-
-	for (i = 0; i < 4; i++) {
-		bufs[i] = rel_dmabuf_new(FI_BUF_SIZE);
-		ASSERT_LE(0, bufs[i]);
-	}
-	ksft_print_msg("KFDPOOL_FI_SEED=0x%llx KFDPOOL_FI_OPS=%llu\n",
-		       (unsigned long long)seed, (unsigned long long)ops);
-	/*
-	 * The task filter first and the probability last: with the filter
-	 * off every task's allocations would fail, init's included.
-	 */
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "task-filter", "Y"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "interval", "1"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "times", "-1"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "space", "0"));
-	if (!fi_write(FI_USERCOPY "task-filter", "Y")) {
-		fi_write(FI_USERCOPY "interval", "1");
-		fi_write(FI_USERCOPY "times", "-1");
-		fi_write(FI_USERCOPY "probability", "5");
-	}
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "20"));
-	ASSERT_EQ(0, fi_write("/proc/self/make-it-fail", "1"));
-
-	/* No output from here on: write(2) may fail too. */
-	for (k = 0; k < ops; k++) {
-		unsigned int p = rel_below(&seed, 4), j = rel_below(&seed, 16);
-		struct kfdpool_import imp;
-		long ret = 0;
-
-		switch (rel_below(&seed, 10)) {
-		case 0:
-			if (pools[p] >= 0) {
-				/* An import fd keeps the pool it is of. */
-				close(pools[p]);
-				pools[p] = -1;
-				imp_of_pool[p] = false;
-			} else {
-				ret = rel_pool_create(self->s.ctl, 0,
-						      KFDPOOL_HANDLE_TYPES_ALL,
-						      "fi-random");
-				pools[p] = ret >= 0 ? ret : -1;
-			}
-			break;
-		case 1:
-			if (imps[p] >= 0) {
-				close(imps[p]);
-				imps[p] = -1;
-			} else if (pools[p] >= 0) {
-				ret = rel_pool_export(pools[p]);
-				imps[p] = ret >= 0 ? ret : -1;
-				imp_of_pool[p] = ret >= 0;
-			}
-			break;
-		case 2:
-			if (pools[p] >= 0) {
-				ret = rel_pin(pools[p], bufs[rel_below(&seed, 4)],
-					      j);
-				if (ret > 0)
-					entries[j] = ret;
-			}
-			break;
-		case 3:
-			if (pools[p] >= 0)
-				ret = rel_unpin(pools[p], entries[j]);
-			break;
-		case 4:
-			if (pools[p] >= 0)
-				ret = rel_export(pools[p], entries[j], 0, 64,
-						 &recs[j]);
-			break;
-		case 5:
-			if (pools[p] >= 0) {
-				uint32_t e = 0;
-
-				ret = rel_alloc(pools[p], FI_BUF_SIZE, j, &e);
-				if (ret >= 0) {
-					close(ret);
-					entries[j] = e;
-				} else if (ret == -ENOTTY) {
-					ret = 0;	/* an older module */
-				}
-			}
-			break;
-		case 6:
-			if (pools[p] >= 0)
-				ret = rel_revoke(pools[p], &recs[j]);
-			break;
-		case 7: case 8:
-			if (imps[p] >= 0) {
-				ret = rel_import(imps[p], &recs[j],
-						 rel_below(&seed, 3) ? 0 :
-						 KFDPOOL_IMPORT_VALIDATE, &imp);
-				if (ret > 0)
-					close(ret);
-			}
-			break;
-		default:
-			if (imps[p] >= 0)
-				ret = rel_release(imps[p], entries[j]);
-		}
-		calls++;
-		if (ret >= 0)
-			continue;
-		fails++;
-		/* What these calls may return, plus the injected ones. */
-		switch (-ret) {
-		case ENOMEM: case EFAULT: case ENOENT: case ESTALE:
-		case EEXIST: case EXDEV: case ENXIO: case EINVAL:
-		case EOPNOTSUPP: case ENOSPC:
-			break;
-		default:
-			bad++;
-			last_bad = -ret;
-		}
-	}
-
-	/* Stop failing (the write itself may fail: retry). */
-	for (i = 0; i < 100; i++)
-		if (!fi_write("/proc/self/make-it-fail", "0"))
-			break;
-	ASSERT_GT(100, i);
-	fi_write(FI_FAILSLAB "probability", "0");
-	fi_write(FI_USERCOPY "probability", "0");
-
-	ksft_print_msg("faultinject random: %llu calls, %llu failed (injected or legitimately), %llu with an unexpected errno\n",
-		       calls, fails, bad);
-	EXPECT_EQ(0, bad) TH_LOG("last unexpected errno: %s", strerror(last_bad));
-	for (i = 0; i < 4; i++) {
-		if (pools[i] >= 0) {
-			const char *why;
-
-			ASSERT_EQ(0, rel_stats(pools[i], &st));
-			why = rel_stats_invalid(&st);
-			EXPECT_TRUE(why == NULL) TH_LOG("pool %d: %s", i, why);
-			EXPECT_EQ(imps[i] >= 0 && imp_of_pool[i] ? 1 : 0,
-				  st.import_fds)
-				TH_LOG("pool %d: import fd %d, of %s pool", i,
-				       imps[i], imp_of_pool[i] ? "this" :
-				       "an earlier");
-			close(pools[i]);
-		}
-		if (imps[i] >= 0)
-			close(imps[i]);
-		close(bufs[i]);
-	}
-	EXPECT_TRUE(rel_counts_settle(&self->base, &now))
-		TH_LOG("dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
-		       self->base.dmabufs, now.dmabufs, self->base.pools,
-		       now.pools, self->base.refcnt, now.refcnt);
 }
 
 /*
