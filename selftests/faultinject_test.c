@@ -933,6 +933,176 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 }
 
 /*
+ * Random failures: a fifth of this task's allocations and a twentieth of
+ * its user copies fail while it runs a random workload.  Every call must
+ * succeed or fail with an errno it may return, and afterwards the pools'
+ * figures must add up and, closed, leave nothing.
+ */
+TEST_F_TIMEOUT(fi, random_failures, 3000)
+{
+	uint64_t seed = rel_seed("KFDPOOL_FI_SEED");
+	uint64_t ops = rel_env_u64("KFDPOOL_FI_OPS", 3000);
+	unsigned long long calls = 0, fails = 0, bad = 0;
+	int pools[4] = { -1, -1, -1, -1 }, imps[4] = { -1, -1, -1, -1 };
+	bool imp_of_pool[4] = {};	/* imps[p] is of pools[p], not older */
+	struct kfdpool_record recs[16] = {};
+	uint32_t entries[16] = {};
+	int bufs[4], last_bad = 0, i;
+	struct kfdpool_pool_stats st;
+	struct rel_counts now;
+	uint64_t k;
+
+	for (i = 0; i < 4; i++) {
+		bufs[i] = rel_dmabuf_new(FI_BUF_SIZE);
+		ASSERT_LE(0, bufs[i]);
+	}
+	ksft_print_msg("KFDPOOL_FI_SEED=0x%llx KFDPOOL_FI_OPS=%llu\n",
+		       (unsigned long long)seed, (unsigned long long)ops);
+	/*
+	 * The task filter first and the probability last: with the filter
+	 * off every task's allocations would fail, init's included.
+	 */
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "task-filter", "Y"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "interval", "1"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "times", "-1"));
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "space", "0"));
+	if (!fi_write(FI_USERCOPY "task-filter", "Y")) {
+		fi_write(FI_USERCOPY "interval", "1");
+		fi_write(FI_USERCOPY "times", "-1");
+		fi_write(FI_USERCOPY "probability", "5");
+	}
+	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "20"));
+	ASSERT_EQ(0, fi_write("/proc/self/make-it-fail", "1"));
+
+	/* No output from here on: write(2) may fail too. */
+	for (k = 0; k < ops; k++) {
+		unsigned int p = rel_below(&seed, 4), j = rel_below(&seed, 16);
+		struct kfdpool_import imp;
+		long ret = 0;
+
+		switch (rel_below(&seed, 10)) {
+		case 0:
+			if (pools[p] >= 0) {
+				/* An import fd keeps the pool it is of. */
+				close(pools[p]);
+				pools[p] = -1;
+				imp_of_pool[p] = false;
+			} else {
+				ret = rel_pool_create(self->s.ctl, 0,
+						      KFDPOOL_HANDLE_TYPES_ALL,
+						      "fi-random");
+				pools[p] = ret >= 0 ? ret : -1;
+			}
+			break;
+		case 1:
+			if (imps[p] >= 0) {
+				close(imps[p]);
+				imps[p] = -1;
+			} else if (pools[p] >= 0) {
+				ret = rel_pool_export(pools[p]);
+				imps[p] = ret >= 0 ? ret : -1;
+				imp_of_pool[p] = ret >= 0;
+			}
+			break;
+		case 2:
+			if (pools[p] >= 0) {
+				ret = rel_pin(pools[p], bufs[rel_below(&seed, 4)],
+					      j);
+				if (ret > 0)
+					entries[j] = ret;
+			}
+			break;
+		case 3:
+			if (pools[p] >= 0)
+				ret = rel_unpin(pools[p], entries[j]);
+			break;
+		case 4:
+			if (pools[p] >= 0)
+				ret = rel_export(pools[p], entries[j], 0, 64,
+						 &recs[j]);
+			break;
+		case 5:
+			if (pools[p] >= 0) {
+				uint32_t e = 0;
+
+				ret = rel_alloc(pools[p], FI_BUF_SIZE, j, &e);
+				if (ret >= 0) {
+					close(ret);
+					entries[j] = e;
+				} else if (ret == -ENOTTY) {
+					ret = 0;	/* an older module */
+				}
+			}
+			break;
+		case 6:
+			if (pools[p] >= 0)
+				ret = rel_revoke(pools[p], &recs[j]);
+			break;
+		case 7: case 8:
+			if (imps[p] >= 0) {
+				ret = rel_import(imps[p], &recs[j],
+						 rel_below(&seed, 3) ? 0 :
+						 KFDPOOL_IMPORT_VALIDATE, &imp);
+				if (ret > 0)
+					close(ret);
+			}
+			break;
+		default:
+			if (imps[p] >= 0)
+				ret = rel_release(imps[p], entries[j]);
+		}
+		calls++;
+		if (ret >= 0)
+			continue;
+		fails++;
+		/* What these calls may return, plus the injected ones. */
+		switch (-ret) {
+		case ENOMEM: case EFAULT: case ENOENT: case ESTALE:
+		case EEXIST: case EXDEV: case ENXIO: case EINVAL:
+		case EOPNOTSUPP: case ENOSPC:
+			break;
+		default:
+			bad++;
+			last_bad = -ret;
+		}
+	}
+
+	/* Stop failing (the write itself may fail: retry). */
+	for (i = 0; i < 100; i++)
+		if (!fi_write("/proc/self/make-it-fail", "0"))
+			break;
+	ASSERT_GT(100, i);
+	fi_write(FI_FAILSLAB "probability", "0");
+	fi_write(FI_USERCOPY "probability", "0");
+
+	ksft_print_msg("faultinject random: %llu calls, %llu failed (injected or legitimately), %llu with an unexpected errno\n",
+		       calls, fails, bad);
+	EXPECT_EQ(0, bad) TH_LOG("last unexpected errno: %s", strerror(last_bad));
+	for (i = 0; i < 4; i++) {
+		if (pools[i] >= 0) {
+			const char *why;
+
+			ASSERT_EQ(0, rel_stats(pools[i], &st));
+			why = rel_stats_invalid(&st);
+			EXPECT_TRUE(why == NULL) TH_LOG("pool %d: %s", i, why);
+			EXPECT_EQ(imps[i] >= 0 && imp_of_pool[i] ? 1 : 0,
+				  st.import_fds)
+				TH_LOG("pool %d: import fd %d, of %s pool", i,
+				       imps[i], imp_of_pool[i] ? "this" :
+				       "an earlier");
+			close(pools[i]);
+		}
+		if (imps[i] >= 0)
+			close(imps[i]);
+		close(bufs[i]);
+	}
+	EXPECT_TRUE(rel_counts_settle(&self->base, &now))
+		TH_LOG("dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
+		       self->base.dmabufs, now.dmabufs, self->base.pools,
+		       now.pools, self->base.refcnt, now.refcnt);
+}
+
+/*
  * Module load under every fault point of its own init: each of
  * kfdpool_init()'s failures must unwind what it made (rhashtables, slab
  * caches, debugfs files, the misc device), so that the load fails
