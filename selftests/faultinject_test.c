@@ -64,6 +64,17 @@ static int fi_write(const char *path, const char *val)
 	return ret;
 }
 
+/* Write @v to the knob @knob of the fault attribute directory @dir. */
+static int fi_write_u64(const char *dir, const char *knob,
+			unsigned long long v)
+{
+	char path[128], val[24];
+
+	snprintf(path, sizeof(path), "%s%s", dir, knob);
+	snprintf(val, sizeof(val), "%llu", v);
+	return fi_write(path, val);
+}
+
 static int fi_read(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -237,10 +248,11 @@ static long fi_stats(struct fi_state *s)
 	return fi_ioctl(s->pool, KFDPOOL_IOC_POOL_STATS, &st);
 }
 
-static long fi_batch(struct fi_state *s, int fd, unsigned long cmd, void *ops,
-		     size_t esz)
+/* A batch of @count elements of @esz bytes at @ops. */
+static long fi_batch(int fd, unsigned long cmd, void *ops, size_t esz,
+		     uint32_t count)
 {
-	struct kfdpool_batch b = { .ops = (uintptr_t)ops, .count = 4,
+	struct kfdpool_batch b = { .ops = (uintptr_t)ops, .count = count,
 				   .elem_size = esz };
 
 	return fi_ioctl(fd, cmd, &b);
@@ -256,8 +268,8 @@ static long fi_export_batch(struct fi_state *s)
 		s->ex[i].offset = i * 1024;
 		s->ex[i].size = 512;
 	}
-	return fi_batch(s, s->pool, KFDPOOL_IOC_EXPORT_BATCH, s->ex,
-			sizeof(s->ex[0]));
+	return fi_batch(s->pool, KFDPOOL_IOC_EXPORT_BATCH, s->ex,
+			sizeof(s->ex[0]), 4);
 }
 
 static long fi_import_batch(struct fi_state *s)
@@ -267,8 +279,8 @@ static long fi_import_batch(struct fi_state *s)
 	memset(s->im, 0, sizeof(s->im));
 	for (i = 0; i < 4; i++)
 		s->im[i].record = s->rec;
-	return fi_batch(s, s->imp, KFDPOOL_IOC_IMPORT_BATCH, s->im,
-			sizeof(s->im[0]));
+	return fi_batch(s->imp, KFDPOOL_IOC_IMPORT_BATCH, s->im,
+			sizeof(s->im[0]), 4);
 }
 
 static long fi_revoke_batch(struct fi_state *s)
@@ -279,8 +291,8 @@ static long fi_revoke_batch(struct fi_state *s)
 	memset(s->rv, 0, sizeof(s->rv));
 	for (i = 0; i < 4; i++)
 		s->rv[i].record = s->rec;
-	return fi_batch(s, s->pool, KFDPOOL_IOC_REVOKE_BATCH, s->rv,
-			sizeof(s->rv[0]));
+	return fi_batch(s->pool, KFDPOOL_IOC_REVOKE_BATCH, s->rv,
+			sizeof(s->rv[0]), 4);
 }
 
 static long fi_release_batch(struct fi_state *s)
@@ -290,8 +302,8 @@ static long fi_release_batch(struct fi_state *s)
 	memset(s->rl, 0, sizeof(s->rl));
 	for (i = 0; i < 4; i++)
 		s->rl[i].entry_id = s->entry;
-	return fi_batch(s, s->imp, KFDPOOL_IOC_RELEASE_BATCH, s->rl,
-			sizeof(s->rl[0]));
+	return fi_batch(s->imp, KFDPOOL_IOC_RELEASE_BATCH, s->rl,
+			sizeof(s->rl[0]), 4);
 }
 
 static long fi_uring(struct fi_state *s, int fd, uint32_t op, void *p,
@@ -779,8 +791,6 @@ static const char *const fi_long_names[FI_LONG_OPS] = {
 static long fi_long_batch(struct fi_state *s, enum fi_long_op op,
 			  const struct kfdpool_record *recs)
 {
-	struct kfdpool_batch b = { .ops = (uintptr_t)s->page,
-				   .count = FI_BATCH_N };
 	struct kfdpool_export *ex = (void *)s->page;
 	struct kfdpool_import *im = (void *)s->page;
 	struct kfdpool_revoke *rv = (void *)s->page;
@@ -807,14 +817,14 @@ static long fi_long_batch(struct fi_state *s, enum fi_long_op op,
 	}
 	switch (op) {
 	case FI_LONG_EXPORT:
-		b.elem_size = sizeof(*ex);
-		return fi_ioctl(s->pool, KFDPOOL_IOC_EXPORT_BATCH, &b);
+		return fi_batch(s->pool, KFDPOOL_IOC_EXPORT_BATCH, ex,
+				sizeof(*ex), FI_BATCH_N);
 	case FI_LONG_IMPORT:
-		b.elem_size = sizeof(*im);
-		return fi_ioctl(s->imp, KFDPOOL_IOC_IMPORT_BATCH, &b);
+		return fi_batch(s->imp, KFDPOOL_IOC_IMPORT_BATCH, im,
+				sizeof(*im), FI_BATCH_N);
 	default:
-		b.elem_size = sizeof(*rv);
-		return fi_ioctl(s->pool, KFDPOOL_IOC_REVOKE_BATCH, &b);
+		return fi_batch(s->pool, KFDPOOL_IOC_REVOKE_BATCH, rv,
+				sizeof(*rv), FI_BATCH_N);
 	}
 }
 
@@ -1175,7 +1185,6 @@ TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
 	const char *ko = getenv("KFDPOOL_KO"), *left;
 	unsigned int n, failed = 0, i;
 	unsigned long long start = 0, end = 0, rstart = 0, rend = 0;
-	char path[128], val[32];
 	int ret;
 
 	if (!ko || !*ko)
@@ -1185,21 +1194,12 @@ TEST_F_TIMEOUT(fi, module_init_unwinds_every_failure, 1800)
 	ASSERT_EQ(0, fi_sym_range("do_one_initcall", &start, &end));
 	ASSERT_EQ(0, fi_sym_range("sysfs_slab_add", &rstart, &rend));
 	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%sreject-start", dirs[i]);
-		snprintf(val, sizeof(val), "%llu", rstart);
-		ASSERT_EQ(0, fi_write(path, val));
-		snprintf(path, sizeof(path), "%sreject-end", dirs[i]);
-		snprintf(val, sizeof(val), "%llu", rend);
-		ASSERT_EQ(0, fi_write(path, val));
-		snprintf(path, sizeof(path), "%srequire-start", dirs[i]);
-		snprintf(val, sizeof(val), "%llu", start);
-		ASSERT_EQ(0, fi_write(path, val));
-		snprintf(path, sizeof(path), "%srequire-end", dirs[i]);
-		snprintf(val, sizeof(val), "%llu", end);
-		ASSERT_EQ(0, fi_write(path, val));
+		ASSERT_EQ(0, fi_write_u64(dirs[i], "reject-start", rstart));
+		ASSERT_EQ(0, fi_write_u64(dirs[i], "reject-end", rend));
+		ASSERT_EQ(0, fi_write_u64(dirs[i], "require-start", start));
+		ASSERT_EQ(0, fi_write_u64(dirs[i], "require-end", end));
 		/* The deepest: kfdpool_init(), misc_register(), ..., the slab. */
-		snprintf(path, sizeof(path), "%sstacktrace-depth", dirs[i]);
-		ASSERT_EQ(0, fi_write(path, "64"));
+		ASSERT_EQ(0, fi_write_u64(dirs[i], "stacktrace-depth", 64));
 	}
 	close(self->s.ctl);
 	self->s.ctl = -1;
