@@ -3,7 +3,8 @@
 # kfdpool: module, library, selftests, VM tests.
 #
 #   make                  module for KDIR (default: the running kernel) + library
-#   make modules KVER=R   module for an installed kernel release R (or 6.12, 6.1)
+#   make modules KVER=R   module for kernel release R, installed or a test
+#                         kernel of the cache (6.12, 6.1: tools/kernels)
 #   make lib              libkfdpool (native API) and libkfdpool-hip (HIP API):
 #                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
@@ -15,17 +16,24 @@
 #                         module, the kselftests and a device pool shared by two
 #                         processes through the real HIP runtime (builds and
 #                         runs nothing else where there is no GPU)
-#   make deps             install the Debian packages all of this needs
+#   make deps             install the Debian packages all of this needs and
+#                         fetch the test kernels into the cache (never
+#                         installing a kernel on this machine)
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(SRC)/build
 
+# KVER may name a test kernel (tools/kernels --list): its release and its
+# build tree come from the cache that tools/deps fills.  Otherwise the build
+# tree is the installed kernel's, /lib/modules/KVER/build.
 KVER ?= $(shell uname -r)
-ifneq ($(filter 6.1 6.12,$(KVER)),)
+TEST_KERNELS := $(shell $(SRC)/tools/kernels --list)
+ifneq ($(filter $(TEST_KERNELS),$(KVER)),)
 override KVER := $(shell $(SRC)/tools/kernels $(KVER))
 endif
-KDIR ?= /lib/modules/$(KVER)/build
-KOUT ?= $(BUILD)/kmod/$(if $(filter /lib/modules/%/build,$(KDIR)),$(KVER),$(subst /,_,$(KDIR)))
+KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),\
+	$(shell $(SRC)/tools/kernels --kdir $(KVER) 2>/dev/null),/lib/modules/$(KVER)/build)
+KOUT ?= $(BUILD)/kmod/$(if $(filter command line,$(origin KDIR)),$(subst /,_,$(KDIR)),$(KVER))
 
 # Every host test program runs through this (NAME COMMAND...), so that
 # tools/check counts its tests against its KTAP plan (tools/ktap-count).

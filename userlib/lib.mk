@@ -39,9 +39,12 @@ HIPLIB_LINK := -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lkfdpool
 NATIVE_LINK := -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool
 
 # The kfd backend is built against the 6.12 headers' kfd_ioctl.h (KFD 1.17):
-# the linux-libc-dev copy is 1.11, without AMDKFD_IOC_EXPORT_DMABUF.
+# the linux-libc-dev copy is 1.11, without AMDKFD_IOC_EXPORT_DMABUF.  The
+# headers are the installed ones, else those of tools/kernels' cache.
+KFDPOOL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kfdpool
 KFD_IOCTL_H ?= $(lastword $(sort $(wildcard \
-	/usr/src/linux-headers-6.1[2-9]*-common/include/uapi/linux/kfd_ioctl.h)))
+	/usr/src/linux-headers-6.1[2-9]*-common/include/uapi/linux/kfd_ioctl.h \
+	$(KFDPOOL_CACHE)/kernels/*/root/usr/src/linux-headers-6.1[2-9]*-common/include/uapi/linux/kfd_ioctl.h)))
 $(LIBDIR_OUT)/obj/chunk/kfd.o: LIB_CPPFLAGS += \
 	$(if $(KFD_IOCTL_H),-DKFD_IOCTL_H='"$(KFD_IOCTL_H)"' \
 		-idirafter $(abspath $(dir $(KFD_IOCTL_H))/..))
