@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Batch commands: EXPORT, REVOKE, IMPORT and RELEASE over a user array of
- * size-versioned elements, each with its own status.  Reached through the
- * *_BATCH ioctls and io_uring's vectored form.  Elements follow the ioctl
- * rule: one larger than ours is read with copy_struct_from_user() and, when
- * its bytes past ours are not zero, not run (its status is -E2BIG).
+ * size-versioned elements, each with its own status, through the *_BATCH
+ * ioctls and io_uring's vectored form.  An element larger than ours whose
+ * bytes past ours are not zero is not run (its status is -E2BIG).
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -28,11 +27,9 @@ union kfdpool_batch_elem {
 };
 
 /*
- * Elements run a chunk at a time: read and checked without the pool's lock
- * (copies from user space may fault and sleep), run under one hold of the
- * lock, then written back, each element's fd installed after its element.
- * A chunk bounds the lock hold and the kernel copy (kmalloc'd per call,
- * within a page).
+ * Elements run a chunk at a time: read and checked unlocked (user copies
+ * may fault), run under one hold of the pool's lock, then written back,
+ * each element's fd installed after its element.
  */
 #define KFDPOOL_BATCH_CHUNK	16
 
@@ -103,18 +100,16 @@ static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
 		return kfdpool_import_locked(pf, &sl->el.imp, &sl->fdo, held);
 	default:
-		return kfdpool_release_locked(pf, &sl->el.rel);
+		return kfdpool_import_put(pf, sl->el.rel.entry_id);
 	}
 }
 
 /*
- * Copy the element at @uel (@usize bytes, the caller's) into @el.  An
- * element of our size, the usual case, is copied straight into the slot
- * with a constant size per command: hardened usercopy checks a copy into a
- * heap object against its slab only when the size is not constant, at a
- * cost that was a fifth of an element's.  A larger one goes through the
- * stack.  Return: 0, -E2BIG (read, not to run: its tail is not zero) or
- * -errno (not read).
+ * Copy the element at @uel (@usize bytes, the caller's) into @el.  One of
+ * our size is copied with a constant size per command: hardened usercopy
+ * checks a copy into a heap object against its slab only when the size is
+ * not constant, which was a fifth of an element's cost.  Return: 0, -E2BIG
+ * (read, not to run) or -errno (not read).
  */
 static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
 				 const char __user *uel, size_t ksize,
@@ -151,13 +146,7 @@ static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
 	return err;
 }
 
-/*
- * Copy the outputs of @el back to @uel (what the caller wrote of its
- * inputs stays as it was): the record and status of an export, the status
- * of a revoke or release, the fd and what follows it of an import.  Only
- * outputs, a third of the bytes or less but for exports, and with
- * constant sizes (see kfdpool_batch_copy_in()).
- */
+/* Copy only the outputs of @el back to @uel, with constant sizes. */
 static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
 				  const union kfdpool_batch_elem *el)
 {
@@ -206,8 +195,8 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 	sl->status = err ?: kfdpool_batch_prep(pf, nr, sl);
 	kfdpool_batch_status(nr, &sl->el, sl->status);
 	/*
-	 * A revoke or release cannot be taken back if its element cannot be
-	 * written: find out now that it can (its status is an output).
+	 * A revoke or release cannot be taken back: its status reads 0 before
+	 * it runs, so that it says done even if it cannot be written after.
 	 */
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
@@ -225,8 +214,8 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 /*
  * Write the element of @sl back to @uel, then hand out its fd; *@undone is
  * set when its fd could not be installed and the import was undone.
- * Return: 0, or -errno when it could not be written (what it made is
- * undone and the batch ends before it).
+ * Return: 0, or -EFAULT when it could not be written and what it made was
+ * undone (the batch ends before it).
  */
 static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 			       char __user *uel, bool *undone)
@@ -235,6 +224,10 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 
 	if (kfdpool_batch_copy_out(nr, uel, &sl->el)) {
 		kfdpool_fd_abort(&sl->fdo);
+		/* A revoke or release that ran reads 0 already: it is done. */
+		if (!sl->status && (nr == _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH) ||
+				    nr == _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH)))
+			return 0;
 		return -EFAULT;
 	}
 	if (!sl->fdo.file) {
@@ -253,12 +246,10 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 
 /*
  * An import earlier in the chunk was undone at write-back (no fd could be
- * installed) after the validations behind it ran under the lock, perhaps
- * against it.  Answer validation @j of the chunk's @n again: with the
- * imports @pf holds now, less those the elements after it made (they ran
- * after it, and are still to be committed or undone), so that it answers
- * as if the elements before it had run to their end.  A rare path: only
- * where an fd could not be installed.
+ * installed) after the validations behind it ran, perhaps against it.
+ * Answer validation @j of the chunk's @n again with the imports @pf holds
+ * now, less those the elements after it made, as if the elements before
+ * it had run to their end.
  */
 static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
 				     struct kfdpool_batch_slot *slots, u32 j,
@@ -270,9 +261,8 @@ static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
 	u32 k;
 
 	if (nr != _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH) || slots[j].status ||
-	    !(imp->flags & KFDPOOL_IMPORT_VALIDATE))
+	    !(imp->flags & KFDPOOL_IMPORT_VALIDATE) || kfdpool_lock(pf))
 		return;
-	mutex_lock(&pf->pool->lock);
 	v = xa_load(&pf->imports, imp->entry_id);
 	mutex_unlock(&pf->pool->lock);
 	if (v)
@@ -308,17 +298,16 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	}
 	n = i;
 
-	mutex_lock(&pool->lock);
-	/* A chunk's records recompute their shared paths once: cover.c. */
-	pool->cover_txn.deferred = true;
+	if (kfdpool_lock(pf)) {
+		*err = -ENODEV;
+		return 0;
+	}
 	for (i = 0; i < n; i++) {
 		if (slots[i].status)
 			continue;
 		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i], &held);
 		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
 	}
-	kfdpool_pool_settle(pool);
-	pool->cover_txn.deferred = false;
 	mutex_unlock(&pool->lock);
 
 	for (done = 0; done < n; done++) {
@@ -332,12 +321,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	/* All written: the batch ends at the element that was not read. */
 	if (!*err)
 		*err = read_err;
-	/*
-	 * The caller's array faulted on the way back: take back what the
-	 * elements it will not hear of made.  Exports and imports are undone;
-	 * revokes and releases were found writable before they ran, so only
-	 * a caller unmapping its own array meanwhile loses track of one.
-	 */
+	/* The array faulted on the way back: undo what nobody will hear of. */
 	for (i = done + 1; i < n; i++)
 		kfdpool_fd_abort(&slots[i].fdo);
 	return done;
@@ -349,8 +333,7 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
  * @nr: _IOC_NR() of the KFDPOOL_IOC_*_BATCH command
  * @b: the batch descriptor (a kernel copy)
  *
- * Return: elements processed, or -errno when none was (see struct
- * kfdpool_batch in the uapi header).
+ * Return: elements processed, or -errno when none was.
  */
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 		   const struct kfdpool_batch *b)
@@ -383,7 +366,7 @@ long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 	if (owner_only && pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (b->flags || b->pad || !b->count || b->count > KFDPOOL_BATCH_MAX ||
-	    b->elem_size < ksize)
+	    b->elem_size < ksize || b->elem_size > KFDPOOL_ELEM_MAX)
 		return -EINVAL;
 
 	BUILD_BUG_ON(KFDPOOL_BATCH_CHUNK * sizeof(*slots) > PAGE_SIZE);

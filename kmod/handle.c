@@ -36,6 +36,22 @@
 
 #include "kfdpool.h"
 
+#define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
+#define KFDPOOL_SECRET_LEN	16
+
+/* The bytes of a handle (docs/uapi.md): the module's, not ABI. */
+struct kfdpool_handle_fmt {
+	u8 pool_id[KFDPOOL_ID_LEN];
+	u32 magic;
+	u32 policy;
+	u32 gid;
+	u32 uid;
+	u8 secret[KFDPOOL_SECRET_LEN];
+	u8 pad[16];
+};
+
+static_assert(sizeof(struct kfdpool_handle_fmt) == KFDPOOL_HANDLE_SIZE);
+
 /* Tweaks of the two halves of the secret ("kfdpool handle 0/1" in spirit). */
 #define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
 #define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
@@ -69,11 +85,6 @@ struct kfdpool_handle_msg {
 	u64 tweak;
 };
 
-void kfdpool_handle_key_init(struct kfdpool_pool *pool)
-{
-	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
-}
-
 /* A copy of the pool's key, taken under its lock (rotate replaces it). */
 static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
 				   siphash_key_t key[2])
@@ -85,7 +96,7 @@ static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
 
 /* The secret of handle @h (its fields but the secret) admitting @kid. */
 static void kfdpool_handle_mac(const siphash_key_t key[2],
-			       const struct kfdpool_pool_handle *h, u32 kid,
+			       const struct kfdpool_handle_fmt *h, u32 kid,
 			       u8 secret[KFDPOOL_SECRET_LEN])
 {
 	struct kfdpool_handle_msg msg = {};
@@ -111,7 +122,7 @@ static void kfdpool_handle_mac(const siphash_key_t key[2],
 
 /* Is @h's secret the MAC of its fields admitting @kid?  Constant time. */
 static bool kfdpool_handle_mac_ok(const siphash_key_t key[2],
-				  const struct kfdpool_pool_handle *h, u32 kid)
+				  const struct kfdpool_handle_fmt *h, u32 kid)
 {
 	u8 secret[KFDPOOL_SECRET_LEN];
 	bool ok;
@@ -140,7 +151,7 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
 	struct user_namespace *ns = current_user_ns();
-	struct kfdpool_pool_handle *h = &args->handle;
+	struct kfdpool_handle_fmt fmt = {}, *h = &fmt;
 	kuid_t kuid = current_euid();
 	u32 policy = args->policy;
 	u32 gid = args->gid;
@@ -169,7 +180,6 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
 
-	memset(h, 0, sizeof(*h));
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
 	h->magic = KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
@@ -180,6 +190,7 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	kfdpool_handle_key_get(pool, key);
 	kfdpool_handle_mac(key, h, kid, h->secret);
 	memzero_explicit(key, sizeof(key));
+	memcpy(args->handle.data, h, sizeof(*h));
 	return 0;
 }
 
@@ -198,7 +209,7 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&pool->lock);
-	kfdpool_handle_key_init(pool);
+	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	mutex_unlock(&pool->lock);
 	return 0;
 }
@@ -209,7 +220,7 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
  * only itself.
  */
 static bool kfdpool_handle_admits(const siphash_key_t key[2],
-				  const struct kfdpool_pool_handle *h)
+				  const struct kfdpool_handle_fmt *h)
 {
 	const struct cred *cred = current_cred();
 	const struct group_info *gi;
@@ -239,12 +250,13 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 				      struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_import_handle *args = data;
-	const struct kfdpool_pool_handle *h = &args->handle;
+	struct kfdpool_handle_fmt fmt, *h = &fmt;
 	struct kfdpool_pool *pool;
 	siphash_key_t key[2];
 	bool admitted = false;
 	int ret;
 
+	memcpy(h, args->handle.data, sizeof(*h));
 	if (args->flags ||
 	    !kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
 	    h->magic != KFDPOOL_HANDLE_MAGIC)

@@ -3,43 +3,24 @@
  * Host memory from the module itself: KFDPOOL_IOC_ALLOC.
  *
  * A buffer is a shmem file whose pages are all allocated, in the caller's
- * context, before the call returns; the buffer holds a reference on each of
- * its folios and keeps them off the reclaim lists until the dma-buf is
- * released.  The dma-buf is a plain exporter of those pages: an sg table
- * per attachment, CPU access syncs, vmap.  Its mmap() hands the vma to the
- * shmem file itself (as i915 does for its shmem objects), so a mapping holds
- * ordinary page-cache pages, which get_user_pages() accepts; udmabuf, the
- * system heap and drm_gem_shmem map with VM_PFNMAP, which it refuses.
+ * context, before the call returns, so that running out of memory is an
+ * errno here rather than SIGBUS or the OOM killer at some later fault.
+ * The buffer holds a reference on each folio and keeps them unevictable
+ * until the dma-buf is released.  Its mmap() hands the vma to the shmem
+ * file (as i915 does for its shmem objects): a mapping holds ordinary
+ * page-cache pages, which get_user_pages() accepts, where udmabuf, the
+ * system heap and drm_gem_shmem map with VM_PFNMAP.  A mapping holds the
+ * shmem file, not the dma-buf, and outlives it as a memfd mapping would.
  *
- * One ALLOC, in this order: check the arguments; export an empty buffer
- * (no page yet: the dma-buf is only its identity, which the limits count);
- * charge the kfdpool limits as PIN does (kfdpool_entry_charge_locked());
- * refuse what cannot fit in memory or in the caller's memory cgroup;
- * allocate and charge every page with a mask that fails rather than
- * OOM-kill; add the entry.  A failure at any step undoes the steps before
- * it.  Nobody else can reach the dma-buf before the entry exists: its
- * first fd is handed out after the call.
+ * Accounting: the pages are charged to the caller's memory cgroup as they
+ * are allocated; before any is, ALLOC charges the pool's limit, the pool's
+ * user and the global figure, and RLIMIT_MEMLOCK of the pool's creator
+ * (unless it had CAP_IPC_LOCK) in user_struct.locked_vm, as io_uring's
+ * registered buffers are.  The memory's own charges are returned by the
+ * dma-buf's release, whoever holds it last; the entry's as any entry's.
  *
- * Accounting: ALLOC's memory is charged once, to the pool, its user and
- * the global limit, through the same path as a pinned dma-buf (a later PIN
- * of it in another pool adds nothing to the global and per-user figures),
- * and given back exactly once, when its entry is freed.  The pool handed
- * its fd out, so after UNPIN (or the pool's last close) the entry stays
- * held, still charged, while an fd of the dma-buf (ALLOC's, a dup, an
- * importer's) is open.  A CPU mapping is not counted: it holds the shmem
- * file, not the dma-buf, so that it needs neither the dma-buf nor the
- * module (see Lifetimes); what it alone keeps is counted by the memory
- * cgroup only.
- *
- * Lifetimes: the entry holds one dma-buf reference and the fd another;
- * attachments and importers' fds hold theirs, and the dma-buf holds the
- * module.  The last reference frees the pages and drops the shmem file.  A
- * CPU mapping holds the shmem file, not the dma-buf: it keeps the pages it
- * maps valid after the dma-buf is gone, and needs neither it nor the module.
- *
- * Locking: kfdpool_hostmem.lock protects the attachment list and vaddr.  It
- * nests inside the dma-buf's reservation lock (which the core holds around
- * map, unmap and vmap from 6.2 on) and is never held while taking it.
+ * Locking: kfdpool_hostmem.lock protects the attachment list and vaddr.
+ * It nests inside the dma-buf's reservation lock.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -51,6 +32,7 @@
 #include <linux/pagevec.h>
 #include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/user.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
@@ -77,6 +59,8 @@
  * @lock: protects @attachments and @vaddr
  * @attachments: struct kfdpool_hostmem_attachment.node
  * @vaddr: the kernel mapping made by vmap, or NULL
+ * @user: charged for the memory (its own charge, besides the entry's)
+ * @locked_user: charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
 	struct file *shmem;
@@ -87,6 +71,8 @@ struct kfdpool_hostmem {
 	struct mutex lock;	/* see the kernel-doc above */
 	struct list_head attachments;
 	void *vaddr;
+	struct kfdpool_user *user;
+	struct user_struct *locked_user;
 };
 
 /**
@@ -183,6 +169,7 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 	return 0;
 }
 
+/* Free @hm and return its charges: the dma-buf's release, or a failed ALLOC. */
 static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 {
 	if (hm->shmem) {
@@ -190,11 +177,19 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 		fput(hm->shmem);
 	}
 	kvfree(hm->pages);
+	if (hm->user) {
+		kfdpool_uncharge(hm->user, hm);
+		kfdpool_user_put(hm->user);
+	}
+	if (hm->locked_user) {
+		atomic_long_sub(hm->npages, &hm->locked_user->locked_vm);
+		free_uid(hm->locked_user);
+	}
 	mutex_destroy(&hm->lock);
 	kfree(hm);
 }
 
-/* An empty buffer of @size bytes (a page multiple): no shmem file yet. */
+/* An empty buffer of @size bytes (a page multiple): nothing charged yet. */
 static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
 {
 	struct kfdpool_hostmem *hm;
@@ -211,8 +206,7 @@ static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
 
 /*
  * Give @hm its shmem file and allocate every page.  On failure what was
- * made stays in @hm, which kfdpool_hostmem_free() (the dma-buf's release)
- * frees.
+ * made stays in @hm for kfdpool_hostmem_free().
  */
 static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 {
@@ -225,10 +219,8 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	if (!hm->pages)
 		return -ENOMEM;
 	/*
-	 * Flags 0, not VM_NORESERVE: the whole size is accounted against the
-	 * overcommit policy now (strict overcommit refuses it here).
-	 * shmem_kernel_file_setup() would spare LSM labelling, but 6.1 does
-	 * not export it.
+	 * Not VM_NORESERVE: strict overcommit refuses the whole size here.
+	 * (6.1 does not export shmem_kernel_file_setup().)
 	 */
 	shmem = shmem_file_setup("kfdpool", hm->size, 0);
 	if (IS_ERR(shmem)) {
@@ -238,11 +230,7 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	hm->shmem = shmem;
 	ret = kfdpool_hostmem_populate(hm);
 err:
-	/*
-	 * shmem says -ENOSPC when it cannot allocate an inode (and for the
-	 * size limits of a tmpfs mount, which its internal mount has none
-	 * of); here -ENOSPC means a kfdpool limit.
-	 */
+	/* shmem's -ENOSPC (no inode) is not a kfdpool limit. */
 	return ret == -ENOSPC ? -ENOMEM : ret;
 }
 
@@ -438,47 +426,15 @@ static struct dma_buf *kfdpool_hostmem_export(struct kfdpool_hostmem *hm)
 	return dma_buf_export(&exp_info);
 }
 
-/* ---- accounting ---- */
-
-/*
- * Charge the kfdpool limits for ALLOC's @dmabuf, before any page exists:
- * the charge of every entry (kfdpool_entry_charge_locked()); @size stays in
- * pool->charging, against the pool's limit, until the entry is added or
- * the ALLOC fails.  Held entries that nobody references any more are freed
- * and the charge tried once more, as PIN does.
- */
-static int kfdpool_hostmem_charge(struct kfdpool_pool *pool,
-				  struct dma_buf *dmabuf, u64 size)
+bool kfdpool_is_hostmem(struct dma_buf *dmabuf)
 {
-	int ret, tries = 2;
-
-	do {
-		mutex_lock(&pool->lock);
-		ret = kfdpool_entry_charge_locked(pool, dmabuf, size);
-		if (!ret)
-			pool->charging += size;
-		mutex_unlock(&pool->lock);
-	} while ((ret == -ENOSPC || ret == -EDQUOT) && --tries &&
-		 kfdpool_reap_all());
-	return ret;
-}
-
-/* Undo kfdpool_hostmem_charge() for an ALLOC that made no entry. */
-static void kfdpool_hostmem_uncharge(struct kfdpool_pool *pool,
-				     struct dma_buf *dmabuf, u64 size)
-{
-	mutex_lock(&pool->lock);
-	pool->charging -= size;
-	kfdpool_uncharge(pool->user, dmabuf);
-	mutex_unlock(&pool->lock);
+	return dmabuf->ops == &kfdpool_hostmem_ops;
 }
 
 /*
  * Would @npages pages surely fail?  Above the machine's memory, above what
- * the kernel estimates it can make available without swapping, or above
- * the memory.max of the caller's memory cgroup or one of its ancestors: no
- * reclaim makes room for those.  What passes may still fail, page by page,
- * when other memory is in use (kfdpool_hostmem_populate()).
+ * the kernel estimates it can make available, or above the memory.max of
+ * the caller's memory cgroup or an ancestor: no reclaim makes room.
  */
 static bool kfdpool_hostmem_fits(unsigned long npages)
 {
@@ -495,100 +451,146 @@ static bool kfdpool_hostmem_fits(unsigned long npages)
 	return fits;
 }
 
-/* Add ALLOC's entry, its charge moving from pool->charging to reserved. */
-static int kfdpool_hostmem_add_entry(struct kfdpool_pool *pool,
-				     struct kfdpool_entry *entry, u32 *id)
+/* Charge @npages to RLIMIT_MEMLOCK in @user, as io_uring does. */
+static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
 {
-	int ret = -ENOSPC;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long cur = atomic_long_read(&user->locked_vm);
 
-	mutex_lock(&pool->lock);
-	if (pool->nr_entries < READ_ONCE(kfdpool_max_entries))
-		ret = kfdpool_entry_insert_locked(pool, entry);
-	if (!ret) {
-		pool->charging -= entry->size;
-		/* Read under the lock: an UNPIN may free it once unlocked. */
-		*id = entry->id;
-	}
-	mutex_unlock(&pool->lock);
-	return ret;
+	do {
+		if (npages > limit || cur > limit - npages)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+					  cur + npages));
+	return 0;
 }
 
+/*
+ * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, then the
+ * pool's limit (in pool->charging until the entry is added) and, once for
+ * the entry and once for @hm itself, the pool's user and the global
+ * figure.  @hm's charges go with kfdpool_hostmem_free().
+ */
+static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
+				  struct kfdpool_hostmem *hm,
+				  struct kfdpool_charge **spares)
+{
+	struct kfdpool_pool *pool = pf->pool;
+	int ret;
+
+	if (pool->locked_user) {
+		ret = kfdpool_lock_pages(pool->locked_user, hm->npages);
+		if (ret)
+			return ret;
+		hm->locked_user = get_uid(pool->locked_user);
+	}
+	ret = kfdpool_lock(pf);
+	if (ret)
+		return ret;
+	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
+	    !kfdpool_pool_fits(pool, hm->size))
+		ret = -ENOSPC;
+	else
+		ret = kfdpool_charge(pool->user, hm, hm->size, 2, spares);
+	if (!ret)
+		pool->charging += hm->size;
+	mutex_unlock(&pool->lock);
+	if (ret)
+		return ret;
+	kfdpool_user_hold(pool->user);
+	hm->user = pool->user;
+	return 0;
+}
+
+/* Undo the entry's part of kfdpool_hostmem_charge(): no entry was made. */
+static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
+				      struct kfdpool_hostmem *hm)
+{
+	mutex_lock(&pool->lock);
+	pool->charging -= hm->size;
+	mutex_unlock(&pool->lock);
+	kfdpool_uncharge(pool->user, hm);
+}
+
+/*
+ * One ALLOC, in this order: the arguments and whether the size can fit at
+ * all, the charges, the pages, the export, the entry.  A failure undoes
+ * the steps before it.
+ */
 long kfdpool_ioctl_alloc(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_alloc *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_entry *entry;
-	struct kfdpool_hostmem *hm;
+	struct kfdpool_charge *spares = NULL;
+	struct kfdpool_entry *entry = NULL;
+	struct kfdpool_hostmem *hm = NULL;
 	struct dma_buf *dmabuf;
-	u64 size = args->size;
-	u32 id;
 	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if (args->flags || args->pad || !size || !PAGE_ALIGNED(size))
+	if (args->flags || args->pad || !args->size ||
+	    !PAGE_ALIGNED(args->size))
 		return -EINVAL;
-
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	if (!entry)
+	if (!kfdpool_hostmem_fits(args->size >> PAGE_SHIFT))
 		return -ENOMEM;
-	hm = kfdpool_hostmem_new(size);
-	if (!hm) {
-		ret = -ENOMEM;
-		goto err_entry;
-	}
-	dmabuf = kfdpool_hostmem_export(hm);
-	if (IS_ERR(dmabuf)) {
-		kfdpool_hostmem_free(hm);
-		ret = PTR_ERR(dmabuf);
-		goto err_entry;
-	}
-	/* From here on the dma-buf's release frees @hm. */
 
-	ret = kfdpool_hostmem_charge(pool, dmabuf, size);
-	if (ret)
-		goto err_put;
 	ret = -ENOMEM;
-	if (!kfdpool_hostmem_fits(size >> PAGE_SHIFT))
-		goto err_uncharge;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
+	hm = kfdpool_hostmem_new(args->size);
+	spares = kfdpool_charge_prepare(pool->user);
+	if (!entry || !hm || !spares)
+		goto err_free;
+	ret = kfdpool_hostmem_charge(pf, hm, &spares);
+	if (ret)
+		goto err_free;
 	ret = kfdpool_hostmem_fill(hm);
 	if (ret)
-		goto err_uncharge;
+		goto err_unreserve;
+	dmabuf = kfdpool_hostmem_export(hm);
+	if (IS_ERR(dmabuf)) {
+		ret = PTR_ERR(dmabuf);
+		goto err_unreserve;
+	}
+	/* From here on the dma-buf's release frees @hm. */
+	hm = NULL;
 
-	/* The entry takes the export's reference. */
 	entry->dmabuf = dmabuf;
-	entry->size = size;
+	entry->size = args->size;
 	entry->cookie = args->cookie;
-	/* Its fd comes from the pool: held while kept after UNPIN. */
-	entry->handed_out = true;
-	entry->cover.root = RB_ROOT;
-	ret = kfdpool_hostmem_add_entry(pool, entry, &id);
-	if (ret)
-		goto err_uncharge;
+	ret = kfdpool_lock(pf);
+	if (!ret) {
+		ret = kfdpool_entry_add_locked(pool, entry);
+		/* Read under the lock: an UNPIN may free it once unlocked. */
+		args->entry_id = entry->id;
+		mutex_unlock(&pool->lock);
+	}
+	if (ret) {
+		kfdpool_hostmem_unreserve(pool, dmabuf->priv);
+		dma_buf_put(dmabuf);
+		goto err_free;
+	}
+	kfdpool_charge_finish(spares);
 
-	/*
-	 * The fd's reference; the dispatcher installs it through the receive
-	 * path after the copy back, writing its number into @fd.
-	 */
+	/* The fd's reference, installed after the copy back. */
 	get_dma_buf(dmabuf);
 	fdo->file = dmabuf->file;
 	fdo->fd_off = offsetof(struct kfdpool_alloc, fd);
 	fdo->undo = kfdpool_pin_undo;
 	fdo->pfile = pf;
-	fdo->entry_id = id;
+	fdo->entry_id = args->entry_id;
 	fdo->dmabuf = dmabuf;
 	args->fd = -1;
-	args->entry_id = id;
 	return 0;
 
-err_uncharge:
-	/* Uncharge before dropping the reference the charge stands for. */
-	kfdpool_hostmem_uncharge(pool, dmabuf, size);
-err_put:
-	dma_buf_put(dmabuf);
-err_entry:
+err_unreserve:
+	kfdpool_hostmem_unreserve(pool, hm);
+err_free:
+	if (hm)
+		kfdpool_hostmem_free(hm);
+	kfdpool_charge_finish(spares);
 	kfree(entry);
 	return ret;
 }

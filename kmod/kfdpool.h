@@ -2,28 +2,20 @@
 /*
  * kfdpool internals shared by the module's files.
  *
- * Locking, outermost first:
- *   kfdpool_pools_lock (global list of pools, debugfs, freeing pools)
- *     pool->lock (everything inside one pool, including the per-fd import
- *                 counts of that pool's files)
- *       kfdpool_limits_lock (spinlock: users and charges, limits.c)
- *       kfdpool_held_lock (spinlock: the pools that hold entries, held.c)
- * No lock is held across a copy to or from user space: ioctl handlers work
- * on kernel copies, and the batch and io_uring paths copy each element in
- * and out around the locked section.  Pool ids are looked up without a lock
- * (RCU, kfdpool_pool_ids).
+ * Locking, outermost first: kfdpool_pools_lock (the list of pools),
+ * pool->lock (everything in one pool, the import counts of its files
+ * included), kfdpool_charge_lock (a spinlock: the charged bytes of users).
+ * kfdpool_users_lock is taken alone.  No lock is held across a copy to or
+ * from user space.
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
 
 #include <linux/bits.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/kref.h>
-#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
-#include <linux/rcupdate.h>
 #include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
 #include <linux/sizes.h>
@@ -40,14 +32,14 @@
 #define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
-/*
- * Secrets (record nonces, handle MACs) are compared with crypto_memneq(),
- * which the kernel builds with CRYPTO_LIB_UTILS (6.5 on; CRYPTO selects it)
- * and, before that symbol existed, with CRYPTO.  Say so here rather than
- * as an unresolved symbol at modpost or insmod time.
- */
+/* Secrets are compared with crypto_memneq(): say so rather than at modpost. */
 #if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
 #error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
+#endif
+
+/* ALLOC's pages are charged to RLIMIT_MEMLOCK in user_struct.locked_vm. */
+#ifndef KFDPOOL_HAVE_USER_LOCKED_VM
+#error "kfdpool needs user_struct.locked_vm: enable CONFIG_NET or CONFIG_IO_URING"
 #endif
 
 #if IS_ENABLED(CONFIG_IO_URING) && \
@@ -56,18 +48,16 @@
 #define KFDPOOL_HAVE_URING	1
 #endif
 
-/* Bytes of a record's nonce. */
-#define KFDPOOL_NONCE_LEN	16
+/* Implementation limits, reported by QUERY. */
+#define KFDPOOL_MAX_RECORDS	BIT(20)
+#define KFDPOOL_BATCH_MAX	4096
+/* The largest element of a batch or a listing. */
+#define KFDPOOL_ELEM_MAX	4096
 
-/* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
-#define KFDPOOL_DMABUF_HASH_BITS	8
-
-/*
- * Objects freed per lock hold in long teardowns (an entry's records, a
- * pool's entries, a file's imports): between batches the lock is dropped
- * and the CPU yielded.
- */
+/* Objects freed per lock hold in long teardowns. */
 #define KFDPOOL_TEARDOWN_BATCH	256
+
+#define KFDPOOL_NONCE_LEN	16
 
 /* Module parameters (main.c). */
 extern unsigned long kfdpool_global_limit;
@@ -78,59 +68,23 @@ extern unsigned int kfdpool_max_user_records;
 extern bool kfdpool_allow_any_handles;
 
 struct dma_buf;
+struct kfdpool_charge;
+struct kfdpool_rec;
 struct kfdpool_user;
-struct kfdpool_bp;
 struct seq_file;
 struct user_namespace;
-
-/**
- * struct kfdpool_cover - the bytes of an entry its records cover (cover.c)
- * @root: breakpoints (struct kfdpool_bp), by offset
- * @bytes: bytes at least one record covers
- * @noted: in a transaction (struct kfdpool_cover_txn), @bytes to recount
- */
-struct kfdpool_cover {
-	struct rb_root root;
-	u64 bytes;
-	bool noted;
-};
-
-/* Breakpoint summaries a pool may leave stale between settles. */
-#define KFDPOOL_COVER_DIRTY	32
-
-/**
- * struct kfdpool_cover_dirty - a breakpoint whose summary is stale
- * @c: the coverage it is in
- * @rb: the breakpoint; NULL for @c itself, whose bytes are to recount
- */
-struct kfdpool_cover_dirty {
-	struct kfdpool_cover *c;
-	struct rb_node *rb;
-};
-
-/**
- * struct kfdpool_cover_txn - coverage changes not settled yet (cover.c)
- * @deferred: paths are recomputed at settle; else at each change (one
- *	record's changes gain nothing from waiting, see cover.c)
- * @n: how many of @d are used
- * @d: the breakpoints whose paths to their roots are stale
- */
-struct kfdpool_cover_txn {
-	bool deferred;
-	unsigned int n;
-	struct kfdpool_cover_dirty d[KFDPOOL_COVER_DIRTY];
-};
+struct user_struct;
 
 /*
- * rectab.c: a page of records is a 4 KiB object of its slab cache, 73
- * records of 56 bytes (struct kfdpool_rec, defined below).
+ * The record table (rectab.c): 4 KiB pages of 73 records.  Record id N is
+ * slot (N - 1) % 128 of page (N - 1) / 128; a shift and a mask rather than
+ * a division keep presenting a record cheap.
  */
-#define KFDPOOL_RECS_PER_PAGE	(SZ_4K / sizeof(struct kfdpool_rec))
-#define KFDPOOL_RECTAB_PAGES	DIV_ROUND_UP(KFDPOOL_MAX_RECORDS, \
-					     KFDPOOL_RECS_PER_PAGE)
-/* Record id - 1: page << KFDPOOL_RECTAB_SHIFT | slot (rectab.c) */
+#define KFDPOOL_RECS_PER_PAGE	(SZ_4K / 56)
 #define KFDPOOL_RECTAB_SHIFT	7
 #define KFDPOOL_RECTAB_MASK	(BIT(KFDPOOL_RECTAB_SHIFT) - 1)
+#define KFDPOOL_RECTAB_PAGES	DIV_ROUND_UP(KFDPOOL_MAX_RECORDS, \
+					     KFDPOOL_RECS_PER_PAGE)
 #define KFDPOOL_RECTAB_NONE	U32_MAX
 
 /**
@@ -144,14 +98,13 @@ struct kfdpool_rec_page {
 };
 
 /**
- * struct kfdpool_rectab - a pool's records by id (rectab.c)
- * @dir: @nr_dir pages, in record id order
+ * struct kfdpool_rectab - a pool's records by id
+ * @dir: @nr_dir pages, in id order
  * @nr_dir: places in @dir
- * @nr_pages: pages allocated (debugfs shows them)
+ * @nr_pages: pages allocated
  * @hole: no place of @dir below it is empty
- * @spare: the page with no live record kept, or KFDPOOL_RECTAB_NONE
- * @free: id of the first free slot (a list through struct kfdpool_rec's
- *	@next and @prev), last freed first; 0 for none
+ * @spare: a page with no live record kept, or KFDPOOL_RECTAB_NONE
+ * @free: the first free slot (a list through the records), 0 for none
  */
 struct kfdpool_rectab {
 	struct kfdpool_rec_page *dir;
@@ -164,65 +117,50 @@ struct kfdpool_rectab {
 
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
- * @ref: one reference per open pool file (and per transient lookup)
- * @lock: protects everything below that is not marked constant
- * @node: in kfdpool_pools, under kfdpool_pools_lock, until the pool is freed
- *	(zombies included)
- * @serial_node: in kfdpool_pools_by_serial (by @serial), exactly while
- *	@node is in kfdpool_pools
- * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
- * @rcu: frees the pool after lookups by id that may still see it
- * @serial: creation number, never reused: the list is in @serial order, and
- *	POOL_LIST's cursor is a @serial (constant)
- * @id: random 128-bit id (constant)
- * @name: NUL-terminated name (constant)
+ * @ref: the pool's memory: one reference per file and per lookup
+ * @lock: protects everything below not marked constant
+ * @nr_owners: open owner files; the pool ends when the last one closes
+ * @ended: kfdpool_pool_end() ran: the pool holds nothing and answers
+ *	-ENODEV
+ * @idnode: in kfdpool_pool_ids until the pool ends
+ * @rcu: frees the pool after lookups by id
+ * @serial: index in kfdpool_pools until the pool ends (constant)
+ * @id: random id (constant)
+ * @name: name (constant)
  * @limit: bytes the pool may pin, 0 for no limit (constant)
- * @handle_types: KFDPOOL_HANDLE_TYPE_* allowed (constant)
- * @owner_pid: thread-group pid of the creator (constant)
- * @uid: euid of the creator, charged for the pool's pins (constant)
- * @user: the user charged: @uid in the creator's user namespace (constant)
- * @entries: entry id -> struct kfdpool_entry, live and draining
+ * @handle_types: KFDPOOL_HANDLE_TYPE_* (constant)
+ * @owner_pid: the creator's thread group (constant)
+ * @uid: the creator's euid (constant)
+ * @user: charged for the pool's entries and records (constant)
+ * @locked_user: charged for ALLOC's pages against RLIMIT_MEMLOCK; NULL
+ *	when the creator had CAP_IPC_LOCK (constant)
+ * @entries: entry id -> struct kfdpool_entry
  * @next_entry: cursor of the cyclic entry id allocation
- * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
- * @records: record id -> struct kfdpool_rec (rectab.c)
- * @generation: export counter; each record stores its value, and the
- *	record's generation is its low 32 bits
- * @reserved: bytes of all entries, draining ones included
- * @charging: bytes ALLOC charged for entries whose pages it is still
- *	allocating; counted against @limit with @reserved, not reported
+ * @dmabufs: live entries by dma-buf, to refuse a second pin of one
+ * @records: the records (rectab.c)
+ * @generation: export counter, part of each record
+ * @reserved: bytes of all entries
+ * @charging: bytes ALLOC charged for pages it is still allocating
  * @reserved_high: high-water mark of @reserved
- * @used: bytes at least one live record covers
+ * @used: bytes of the entries that have a live record
  * @used_high: high-water mark of @used
  * @draining: bytes of draining entries
  * @imported: sum over pool files of the bytes of the entries each holds
- * @nr_entries: entries, draining ones included
+ * @nr_entries: entries
  * @nr_draining: draining entries
  * @nr_records: live records
- * @nr_import_fds: open import-mode files
- * @held: held entries (entry->held_node), see held.c
- * @held_bytes: bytes of held entries
- * @nr_held: held entries
- * @held_node: in kfdpool_held_pools while @nr_held is not zero, under
- *	kfdpool_held_lock
- * @zombie: every file is closed but held entries keep the pool (and its
- *	charges) until the reaper frees them
- * @handle_key: key of the MACs that are the secrets of the pool's handles
- *	(handle.c); replaced by HANDLE_ROTATE
- * @nonce_key: keys of the PRF that makes record nonces, one per half
- *	(record.c)
- * @bp_stash: breakpoints an export allocated and did not use, for the next
- *	(cover.c)
- * @cover_txn: coverage changes whose effect on @used is not counted yet;
- *	kfdpool_pool_settle() counts them, before pool->lock is dropped
+ * @nr_import_fds: open import files
+ * @handle_key: key of the MACs of the pool's handles
+ * @nonce_key: keys of the PRF that makes record nonces
  */
 struct kfdpool_pool {
 	struct kref ref;
-	struct mutex lock;	/* see the kernel-doc above */
-	struct list_head node;
-	struct rb_node serial_node;
+	struct mutex lock;	/* see above */
+	u32 nr_owners;
+	bool ended;
 	struct rhash_head idnode;
 	struct rcu_head rcu;
-	u64 serial;
+	u32 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
@@ -230,10 +168,11 @@ struct kfdpool_pool {
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
+	struct user_struct *locked_user;
 
 	struct xarray entries;
 	u32 next_entry;
-	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
+	struct rb_root dmabufs;
 	struct kfdpool_rectab records;
 	u64 generation;
 
@@ -248,28 +187,18 @@ struct kfdpool_pool {
 	u32 nr_draining;
 	u32 nr_records;
 	u32 nr_import_fds;
-	struct list_head held;
-	u64 held_bytes;
-	u32 nr_held;
-	bool zombie;
-	struct list_head held_node;
 	siphash_key_t handle_key[2];
 	siphash_key_t nonce_key[2];
-	struct kfdpool_bp *bp_stash[2];
-	struct kfdpool_cover_txn cover_txn;
 };
 
 /**
- * struct kfdpool_file - one open pool file (the private data of the file)
+ * struct kfdpool_file - one open pool file
  * @pool: the pool; the file holds a reference
- * @id: number of the open file, never reused (fdinfo's kfdpool-file-id: fds
- *	that show the same id share one open file, through fork, dup or fd
- *	passing) (constant)
+ * @id: number of the open file, never reused (constant)
  * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT (constant)
- * @imports: entry id -> xa_mk_value(imports this file holds of the entry),
- *	under pool->lock
- * @nr_imports: entries this file holds imports of, under pool->lock
- * @imported: bytes of those entries, under pool->lock
+ * @imports: entry id -> xa_mk_value(imports of it this file holds)
+ * @nr_imports: entries this file holds imports of
+ * @imported: bytes of those entries
  */
 struct kfdpool_file {
 	struct kfdpool_pool *pool;
@@ -281,63 +210,52 @@ struct kfdpool_file {
 };
 
 /**
- * struct kfdpool_entry - a pinned dma-buf; owned by its pool, all fields
- *	under pool->lock
- * @id: the entry's id in pool->entries
- * @dmabuf: the pinned dma-buf; the entry holds a reference
- * @size: the dma-buf's size, charged to the pool
- * @cookie: the user's cookie given at pin
- * @draining: unpinned, kept while imports of it are counted or it is held
- * @handed_out: an import gave out an fd of the dma-buf
- * @held: draining with no import counted, kept because fds the pool
- *	handed out may still be open (on pool->held through @held_node)
- * @busy: UNPIN is freeing the entry's revoked records with the pool's lock
- *	dropped between batches: nobody else may free the entry
- * @holders: pool files that hold imports of the entry
- * @nr_records: live records of the entry
- * @records: id of the first live record of the entry (a list through
- *	struct kfdpool_rec's @next and @prev), 0 for none
- * @cover: the bytes the records cover
- * @hnode: in pool->dmabufs while live
- * @held_node: in pool->held while held
+ * enum kfdpool_entry_state - where an entry is in its life
+ * @KFDPOOL_ENTRY_LIVE: pinned: records can be made and imported
+ * @KFDPOOL_ENTRY_UNPINNING: UNPIN is freeing its records, dropping the
+ *	pool's lock between batches; only UNPIN may free it
+ * @KFDPOOL_ENTRY_DRAINING: unpinned; kept while pool files hold imports
  */
-struct kfdpool_entry {
-	u32 id;
-	struct dma_buf *dmabuf;
-	u64 size;
-	u64 cookie;
-	bool draining;
-	bool handed_out;
-	bool held;
-	bool busy;
-	u32 holders;
-	u32 nr_records;
-	u32 records;
-	struct kfdpool_cover cover;
-	struct hlist_node hnode;
-	struct list_head held_node;
+enum kfdpool_entry_state {
+	KFDPOOL_ENTRY_LIVE,
+	KFDPOOL_ENTRY_UNPINNING,
+	KFDPOOL_ENTRY_DRAINING,
 };
 
 /**
- * struct kfdpool_rec - what the kernel stored of an export record
- * @entry: the entry the record points into
+ * struct kfdpool_entry - a pinned dma-buf; all fields under pool->lock
+ * @id: the entry's id in pool->entries
+ * @state: enum kfdpool_entry_state
+ * @dmabuf: the dma-buf; the entry holds a reference
+ * @size: its size, charged to the pool
+ * @cookie: the user's cookie
+ * @holders: pool files that hold imports of the entry
+ * @nr_records: live records
+ * @records: first live record id (a list through the records), 0 for none
+ * @node: in pool->dmabufs while live
+ */
+struct kfdpool_entry {
+	u32 id;
+	enum kfdpool_entry_state state;
+	struct dma_buf *dmabuf;
+	u64 size;
+	u64 cookie;
+	u32 holders;
+	u32 nr_records;
+	u32 records;
+	struct rb_node node;
+};
+
+/**
+ * struct kfdpool_rec - what the kernel keeps of a record (56 bytes)
+ * @entry: the entry, NULL while the slot is free
  * @offset: offset in the entry
- * @size: bytes covered
- * @next: id of the next record on the list the record is on (its entry's
- *	while live, else the table's free slots or an unpinned entry's dead
- *	ones), 0 at the end
- * @prev: id of the one before, 0 at the head
- * @id: the record's slot in pool->records, plus one (constant)
- * @generation: the low 32 bits of pool->generation when made, which the
- *	record carries
- * @nonce: the record's nonce, made when it was (kfdpool_rec_nonce())
- *
- * The nonce is stored, not recomputed when the record is presented: two
- * SipHash-2-4 runs (~370 guest instructions) were a third of a validated
- * import.  The lists link record ids rather than pointers: 8 bytes
- * rather than 16 of a list_head, which keeps the record at 56 bytes and
- * 73 of them to a page of the record table (issue 14's bound is 64 bytes
- * a record, the table's directory included).
+ * @size: bytes
+ * @next: next record id on the list the record is on, 0 at the end
+ * @prev: previous record id, 0 at the head
+ * @id: the slot's record id (constant)
+ * @generation: low 32 bits of pool->generation when made
+ * @nonce: made at export, compared when presented
  */
 struct kfdpool_rec {
 	struct kfdpool_entry *entry;
@@ -351,23 +269,15 @@ struct kfdpool_rec {
 };
 
 /**
- * struct kfdpool_fd_out - what a command hands out, made final by its caller
- * @file: the file to hand out at a new fd (a reference the command took),
- *	or NULL
- * @fd_off: where the fd number goes in the caller's ioctl struct
- * @undo: called when the caller cannot be told of the command's result (the
- *	copy back failed, or no fd could be installed) to take back what the
- *	command made, may be NULL
+ * struct kfdpool_fd_out - what a command hands out once its results reached
+ *	the caller
+ * @file: the file to install at a new fd (a reference), or NULL
+ * @fd_off: where the fd number goes in the caller's struct
+ * @undo: takes back what the command made when the caller cannot be told
  * @pfile: argument of @undo
  * @entry_id: argument of @undo
- * @dmabuf: argument of @undo: the dma-buf a pin pinned (its identity)
+ * @dmabuf: argument of @undo: the dma-buf a pin pinned
  * @record: argument of @undo: the record an export made
- *
- * A command prepares the file and arms @undo; the caller copies its results
- * to user space and only then installs the fd through the kernel's receive
- * path (kfdpool_fd_commit()), or, when the copy failed, drops the file and
- * undoes the command (kfdpool_fd_abort()): nothing the caller never learnt
- * of may stay behind in the pool.
  */
 struct kfdpool_fd_out {
 	struct file *file;
@@ -382,88 +292,77 @@ struct kfdpool_fd_out {
 void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
 int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
-void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
-			     struct kfdpool_file *pf,
-			     const struct kfdpool_record *record);
 
 /**
- * struct kfdpool_ioctl_desc - one size-versioned ioctl
- * @cmd: the command as defined in the uapi header (the kernel's size)
- * @min_size: the size of the command's first version; a caller struct
- *	smaller than this is refused
- * @handler: called with a kernel copy of the caller's struct, zero-filled
- *	past what the caller passed; what it leaves there is copied back.  A
- *	handler that hands out an fd fills @fdo and leaves -1 in the struct's
- *	fd field; the dispatcher installs the fd, writing its number there,
- *	after the copy back succeeded.
+ * struct kfdpool_ioctl_desc - one size-versioned ioctl, at _IOC_NR(@cmd)
+ * @cmd: the command, with the kernel's struct size
+ * @handler: runs on a zero-extended kernel copy of the caller's struct
  */
 struct kfdpool_ioctl_desc {
 	unsigned int cmd;
-	unsigned int min_size;
 	long (*handler)(struct file *file, void *data,
 			struct kfdpool_fd_out *fdo);
 };
-
-/* Table entry: index the table with _IOC_NR() of the command. */
-#define KFDPOOL_IOCTL(_cmd, _min_size, _handler)			\
-	{ .cmd = (_cmd), .min_size = (_min_size), .handler = (_handler) }
 
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
 			    const struct kfdpool_ioctl_desc *table,
 			    unsigned int nr);
 
-bool kfdpool_mem_is_zero(const void *p, size_t len);
+static inline bool kfdpool_mem_is_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
 
 /* pool.c */
-extern const struct file_operations kfdpool_pool_fops;
 extern struct mutex kfdpool_pools_lock;
-extern struct list_head kfdpool_pools;
-extern struct rb_root kfdpool_pools_by_serial;
-
+extern struct xarray kfdpool_pools;
 int kfdpool_pools_init(void);
 void kfdpool_pools_exit(void);
 struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
-void kfdpool_pool_unlist(struct kfdpool_pool *pool);
-void kfdpool_pool_destroy(struct kfdpool_pool *pool);
-long kfdpool_pool_create(struct file *file, void *data,
-			 struct kfdpool_fd_out *fdo);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off);
-unsigned int kfdpool_nr_pools(void);
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
+long kfdpool_pool_create(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
+
+/* Lock @pf's pool, unless it ended: 0 or -ENODEV (unlocked). */
+static inline int kfdpool_lock(struct kfdpool_file *pf)
+{
+	mutex_lock(&pf->pool->lock);
+	if (likely(!pf->pool->ended))
+		return 0;
+	mutex_unlock(&pf->pool->lock);
+	return -ENODEV;
+}
+
+/* entry.c */
+int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
+			     struct kfdpool_entry *entry);
+void kfdpool_entry_free(struct kfdpool_pool *pool,
+			struct kfdpool_entry *entry);
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
+int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
+int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
+void kfdpool_file_drop_imports(struct kfdpool_file *pf);
+void kfdpool_pool_free_entries(struct kfdpool_pool *pool);
+const void *kfdpool_charge_obj(struct dma_buf *dmabuf);
+long kfdpool_ioctl_pin(struct file *file, void *data,
+		       struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_unpin(struct file *file, void *data,
+			 struct kfdpool_fd_out *fdo);
 
 /* Does @size more fit the pool's limit?  pool->lock held. */
-static inline bool kfdpool_pool_limit_fits(const struct kfdpool_pool *pool,
-					   u64 size)
+static inline bool kfdpool_pool_fits(const struct kfdpool_pool *pool,
+				     u64 size)
 {
-	/* reserved + charging never passes the limit: no overflow below. */
 	return !pool->limit ||
 	       (size <= pool->limit &&
 		pool->reserved + pool->charging <= pool->limit - size);
 }
 
-/* entry.c */
-long kfdpool_ioctl_pin(struct file *file, void *data,
-		       struct kfdpool_fd_out *fdo);
-int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
-				struct dma_buf *dmabuf, u64 size);
-int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
-				struct kfdpool_entry *entry);
-void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_unpin(struct file *file, void *data,
-			 struct kfdpool_fd_out *fdo);
-void kfdpool_entry_free(struct kfdpool_pool *pool,
-			struct kfdpool_entry *entry);
-bool kfdpool_entry_settle(struct kfdpool_pool *pool,
-			  struct kfdpool_entry *entry);
-int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
-int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
-void kfdpool_file_drop_imports(struct kfdpool_file *pf);
-void kfdpool_pool_free_all(struct kfdpool_pool *pool);
-
-/* record.c: the commands of ioctls, batches and io_uring alike */
+/* record.c: one element of the ioctls, batches and io_uring alike */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e);
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e);
@@ -475,13 +374,14 @@ int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held);
 int kfdpool_release_prep(const struct kfdpool_release *rel);
-int kfdpool_release_locked(struct kfdpool_file *pf,
-			   const struct kfdpool_release *rel);
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
 int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo);
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
+void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
+			     struct kfdpool_file *pf,
+			     const struct kfdpool_record *record);
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
 long kfdpool_ioctl_export(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo);
@@ -525,50 +425,27 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 #endif
 
 /* limits.c */
-int kfdpool_limits_init(void);
-void kfdpool_limits_exit(void);
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
-void kfdpool_user_put(struct kfdpool_user *user);
-int kfdpool_charge(struct kfdpool_user *user, const void *obj, u64 size);
-void kfdpool_uncharge(struct kfdpool_user *user, const void *obj);
-bool kfdpool_charge_outside_refs(const void *obj, struct file *file);
-int kfdpool_records_charge(struct kfdpool_user *user);
-void kfdpool_records_uncharge(struct kfdpool_user *user, unsigned long nr);
-void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
-			  u64 *global, u64 *pinned, u64 *records);
+void kfdpool_user_hold(struct kfdpool_user *u);
+void kfdpool_user_put(struct kfdpool_user *u);
+struct kfdpool_charge *kfdpool_charge_prepare(struct kfdpool_user *u);
+void kfdpool_charge_finish(struct kfdpool_charge *spares);
+int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size,
+		   unsigned int refs, struct kfdpool_charge **spares);
+void kfdpool_uncharge(struct kfdpool_user *u, const void *obj);
+int kfdpool_records_charge(struct kfdpool_user *u);
+void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
+void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
+			  u64 *global, u64 *pinned, u32 *records);
 void kfdpool_users_show(struct seq_file *m);
-
-/* cover.c */
-int kfdpool_cover_init(void);
-void kfdpool_cover_exit(void);
-int kfdpool_bp_stash_take(struct kfdpool_bp *stash[2],
-			  struct kfdpool_bp *spare[2]);
-void kfdpool_bp_stash_keep(struct kfdpool_bp *stash[2],
-			   struct kfdpool_bp *spare[2]);
-void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
-void kfdpool_pool_settle(struct kfdpool_pool *pool);
-bool kfdpool_cover_txn_full(const struct kfdpool_cover_txn *t);
-u64 kfdpool_cover_add(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
-		      u64 start, u64 size, struct kfdpool_bp *spare[2]);
-u64 kfdpool_cover_del(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
-		      u64 start, u64 size);
-s64 kfdpool_cover_settle(struct kfdpool_cover_txn *t);
-u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out);
-void kfdpool_cover_free(struct rb_root *root);
-
-/* held.c */
-void kfdpool_held_add(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
-void kfdpool_held_del(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
-unsigned int kfdpool_pool_reap_locked(struct kfdpool_pool *pool);
-unsigned int kfdpool_reap_all(void);
-void kfdpool_held_exit(void);
+void kfdpool_limits_exit(void);
 
 /* hostmem.c */
+bool kfdpool_is_hostmem(struct dma_buf *dmabuf);
 long kfdpool_ioctl_alloc(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
 
 /* handle.c */
-void kfdpool_handle_key_init(struct kfdpool_pool *pool);
 long kfdpool_ioctl_handle_export(struct file *file, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_handle_rotate(struct file *file, void *data,

@@ -1,24 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Export records: EXPORT, REVOKE, IMPORT, RELEASE.  The kfdpool_do_*()
- * functions work on kernel copies of one element and are shared by the
- * single ioctls, the batch ioctls and io_uring.
+ * Records: EXPORT, REVOKE, IMPORT, RELEASE.  Each command is two halves
+ * so that a batch takes the pool's lock once for many elements: *_prep()
+ * checks what needs no lock, *_locked() does the rest under pool->lock;
+ * kfdpool_do_*() run both for one element.
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
-#include <linux/random.h>
 #include <linux/siphash.h>
 
 #include "kfdpool.h"
 
+#define KFDPOOL_RECORD_MAGIC	0x6b667052	/* "Rpfk" */
+
+/* The bytes of a record (docs/uapi.md): the module's, not ABI. */
+struct kfdpool_record_fmt {
+	u8 pool_id[KFDPOOL_ID_LEN];
+	u32 magic;
+	u32 record_id;
+	u32 entry_id;
+	u32 generation;
+	u64 offset;
+	u64 size;
+	u8 nonce[KFDPOOL_NONCE_LEN];
+};
+
+static_assert(sizeof(struct kfdpool_record_fmt) == KFDPOOL_RECORD_SIZE);
+
 /*
- * The nonce of record (@id, @generation): a SipHash-2-4 output under each
- * of the pool's two keys, one per half.  (@id, @generation) never repeats
- * in a pool (the generation is a 64-bit counter), so neither does a nonce,
- * and without the keys nobody can make one: a nonce is as good as random
- * bytes, for no entropy drawn per record.  (Two keys rather than one key
- * and a fourth word telling the halves apart: 12 bytes of input are one
- * SipHash compression fewer than 16, ~60 instructions of an export.)
+ * The nonce of record (@id, @generation): SipHash under each of the pool's
+ * two keys.  (@id, @generation) never repeats in a pool, so neither does a
+ * nonce, and nobody without the keys can make one.
  */
 static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
@@ -26,7 +38,6 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	u64 half[2];
 	int i;
 
-	BUILD_BUG_ON(sizeof(half) != KFDPOOL_NONCE_LEN);
 	for (i = 0; i < 2; i++)
 		half[i] = siphash_3u32(id, lower_32_bits(generation),
 				       upper_32_bits(generation),
@@ -35,102 +46,57 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	memzero_explicit(half, sizeof(half));
 }
 
-/**
- * kfdpool_pool_settle() - count the coverage changes of this lock hold
- * @pool: the pool, pool->lock held
- *
- * Exports and revokes in a deferred transaction (a batch chunk's) leave
- * what they change in the used bytes to this (cover.c says why); whoever
- * made them calls it before dropping the lock, so that nobody else sees
- * @pool's transaction other than empty.
- */
-void kfdpool_pool_settle(struct kfdpool_pool *pool)
-{
-	lockdep_assert_held(&pool->lock);
-	if (!pool->cover_txn.n)
-		return;
-	pool->used += kfdpool_cover_settle(&pool->cover_txn);
-	/* Exports only add, revokes only take away: no peak in between. */
-	pool->used_high = max(pool->used_high, pool->used);
-}
-
-/* Free a live record; pool->lock held.  Settle before unlocking. */
+/* Free a live record; pool->lock held. */
 void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 {
 	struct kfdpool_entry *entry = rec->entry;
 
-	lockdep_assert_held(&pool->lock);
 	kfdpool_reclist_del(&pool->records, &entry->records, rec);
-	if (kfdpool_cover_txn_full(&pool->cover_txn))
-		kfdpool_pool_settle(pool);
-	pool->used -= kfdpool_cover_del(&pool->cover_txn, &entry->cover,
-					rec->offset, rec->size);
+	if (!--entry->nr_records)
+		pool->used -= entry->size;
 	pool->nr_records--;
-	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
 	kfdpool_rectab_put(&pool->records, rec);
-}
-
-static void kfdpool_rec_encode(struct kfdpool_pool *pool,
-			       const struct kfdpool_rec *rec,
-			       struct kfdpool_record *r)
-{
-	memset(r, 0, sizeof(*r));
-	memcpy(r->pool_id, pool->id, sizeof(r->pool_id));
-	r->magic = KFDPOOL_RECORD_MAGIC;
-	r->record_id = rec->id;
-	r->entry_id = rec->entry->id;
-	r->generation = rec->generation;
-	r->offset = rec->offset;
-	r->size = rec->size;
-	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
 {
-	if (r->magic != KFDPOOL_RECORD_MAGIC)
+	u32 magic;
+
+	memcpy(&magic, r->data + offsetof(struct kfdpool_record_fmt, magic),
+	       sizeof(magic));
+	if (magic != KFDPOOL_RECORD_MAGIC)
 		return -EINVAL;
-	if (memcmp(r->pool_id, pool->id, sizeof(pool->id)))
+	if (memcmp(r->data, pool->id, sizeof(pool->id)))
 		return -EXDEV;
 	return 0;
 }
 
 /*
- * Find the live record @r stands for; pool->lock held.  Every field must be
+ * The live record @r stands for; pool->lock held.  Every field must be
  * what the kernel stored; the nonce is compared in constant time.
  */
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
+	struct kfdpool_record_fmt f;
 	struct kfdpool_rec *rec;
 
-	lockdep_assert_held(&pool->lock);
-	rec = kfdpool_rectab_find(&pool->records, r->record_id);
-	/* A record of an unpinned entry is revoked, though not erased yet. */
-	if (!rec || rec->entry->draining)
+	memcpy(&f, r->data, sizeof(f));
+	rec = kfdpool_rectab_find(&pool->records, f.record_id);
+	if (!rec || rec->entry->state != KFDPOOL_ENTRY_LIVE)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != r->generation)
+	if (rec->generation != f.generation)
 		return ERR_PTR(-ESTALE);
-	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
-	    rec->size != r->size)
-		return ERR_PTR(-ENOENT);
-	if (crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+	if (rec->entry->id != f.entry_id || rec->offset != f.offset ||
+	    rec->size != f.size ||
+	    crypto_memneq(rec->nonce, f.nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }
 
-/*
- * Each command comes in two halves, so that a batch takes the pool's lock
- * once for many elements: *_prep() checks what it can without the lock;
- * *_locked() does the rest under pool->lock (an export's record slot
- * comes from the pool's table, rectab.c, which allocates a page of slots
- * once in 64 exports).  The kfdpool_do_*() functions run both for one
- * element.
- */
-
-/* Check an export.  0 or -errno. */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e)
 {
@@ -143,21 +109,17 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return 0;
 }
 
-/*
- * Make the record of @e; pool->lock held.  0 or -errno.  Settle before
- * unlocking.
- */
+/* Make the record of @e; pool->lock held.  0 or -errno. */
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_bp *spare[2];
+	struct kfdpool_record_fmt f;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
 
-	lockdep_assert_held(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
-	if (!entry || entry->draining)
+	if (!entry || entry->state != KFDPOOL_ENTRY_LIVE)
 		return -ENOENT;
 	if (e->offset > entry->size || e->size > entry->size - e->offset)
 		return -EINVAL;
@@ -166,13 +128,10 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	ret = kfdpool_records_charge(pool->user);
 	if (ret)
 		return ret;
-	ret = kfdpool_bp_stash_take(pool->bp_stash, spare);
-	if (ret)
-		goto err_uncharge;
 	rec = kfdpool_rectab_get(&pool->records);
 	if (IS_ERR(rec)) {
-		ret = PTR_ERR(rec);
-		goto err_keep;
+		kfdpool_records_uncharge(pool->user, 1);
+		return PTR_ERR(rec);
 	}
 	kfdpool_rec_nonce(pool, rec->id, ++pool->generation, rec->nonce);
 	rec->generation = lower_32_bits(pool->generation);
@@ -180,31 +139,30 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	rec->offset = e->offset;
 	rec->size = e->size;
 	kfdpool_reclist_add(&pool->records, &entry->records, rec);
-	if (kfdpool_cover_txn_full(&pool->cover_txn))
-		kfdpool_pool_settle(pool);
-	pool->used += kfdpool_cover_add(&pool->cover_txn, &entry->cover,
-					rec->offset, rec->size, spare);
-	pool->used_high = max(pool->used_high, pool->used);
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
+	if (!entry->nr_records++) {
+		pool->used += entry->size;
+		pool->used_high = max(pool->used_high, pool->used);
+	}
 	pool->nr_records++;
-	entry->nr_records++;
-	kfdpool_rec_encode(pool, rec, &e->record);
-	return 0;
 
-err_keep:
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
-err_uncharge:
-	kfdpool_records_uncharge(pool->user, 1);
-	return ret;
+	memcpy(f.pool_id, pool->id, sizeof(f.pool_id));
+	f.magic = KFDPOOL_RECORD_MAGIC;
+	f.record_id = rec->id;
+	f.entry_id = entry->id;
+	f.generation = rec->generation;
+	f.offset = rec->offset;
+	f.size = rec->size;
+	memcpy(f.nonce, rec->nonce, sizeof(f.nonce));
+	memcpy(e->record.data, &f, sizeof(f));
+	return 0;
 }
 
 int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
-	int ret = kfdpool_export_prep(pf, e);
+	int ret = kfdpool_export_prep(pf, e) ?: kfdpool_lock(pf);
 
 	if (ret)
 		return ret;
-	mutex_lock(&pf->pool->lock);
 	ret = kfdpool_export_locked(pf, e);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
@@ -233,11 +191,10 @@ int kfdpool_revoke_locked(struct kfdpool_file *pf,
 
 int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
 {
-	int ret = kfdpool_revoke_prep(pf, r);
+	int ret = kfdpool_revoke_prep(pf, r) ?: kfdpool_lock(pf);
 
 	if (ret)
 		return ret;
-	mutex_lock(&pf->pool->lock);
 	ret = kfdpool_revoke_locked(pf, r);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
@@ -246,11 +203,10 @@ int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
 /* The import's fd could not be handed out: drop the import it counted. */
 static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
 {
-	struct kfdpool_pool *pool = fdo->pfile->pool;
-
-	mutex_lock(&pool->lock);
+	if (kfdpool_lock(fdo->pfile))
+		return;
 	kfdpool_import_put(fdo->pfile, fdo->entry_id);
-	mutex_unlock(&pool->lock);
+	mutex_unlock(&fdo->pfile->pool->lock);
 }
 
 int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
@@ -263,14 +219,12 @@ int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 
 /*
  * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
- * entry: @fdo then holds a reference to the dma-buf's file, which the
- * caller installs at a new fd after its copy back (kfdpool_fd_commit();
- * imp->fd stays -1 until then).  pool->lock held.  0 or -errno.
+ * entry: @fdo then holds a reference to the whole dma-buf, whatever the
+ * record's offset and size, for the caller to install after its copy
+ * back.  pool->lock held.  0 or -errno.
  *
- * @held, when not NULL, is an entry id @pf is known to hold an import of
- * (0 for none), kept by the caller for one hold of pool->lock: nothing in
- * a hold drops an import, and a batch's validations are mostly of one
- * entry, so it spares them an xarray lookup each.
+ * @held, when not NULL, caches for one lock hold an entry id @pf holds an
+ * import of: a batch's validations are mostly of one entry.
  */
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held)
@@ -294,8 +248,6 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
 			return ret;
-		/* From now on the entry may outlive the pool's use of it. */
-		entry->handed_out = true;
 		get_dma_buf(entry->dmabuf);
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
@@ -310,22 +262,13 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	return 0;
 }
 
-/**
- * kfdpool_do_import() - validate a record and import its entry
- * @pf: the pool file the record is presented to (any mode)
- * @imp: the element; outputs are filled on success
- * @fdo: see kfdpool_import_locked()
- *
- * Return: 0 or -errno.
- */
 int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		      struct kfdpool_fd_out *fdo)
 {
-	int ret = kfdpool_import_prep(pf, imp);
+	int ret = kfdpool_import_prep(pf, imp) ?: kfdpool_lock(pf);
 
 	if (ret)
 		return ret;
-	mutex_lock(&pf->pool->lock);
 	ret = kfdpool_import_locked(pf, imp, fdo, NULL);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
@@ -336,20 +279,13 @@ int kfdpool_release_prep(const struct kfdpool_release *rel)
 	return rel->flags || rel->pad ? -EINVAL : 0;
 }
 
-int kfdpool_release_locked(struct kfdpool_file *pf,
-			   const struct kfdpool_release *rel)
-{
-	return kfdpool_import_put(pf, rel->entry_id);
-}
-
 int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
 {
-	int ret = kfdpool_release_prep(rel);
+	int ret = kfdpool_release_prep(rel) ?: kfdpool_lock(pf);
 
 	if (ret)
 		return ret;
-	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_release_locked(pf, rel);
+	ret = kfdpool_import_put(pf, rel->entry_id);
 	mutex_unlock(&pf->pool->lock);
 	return ret;
 }
@@ -362,7 +298,6 @@ static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
 	kfdpool_do_revoke(fdo->pfile, &r);
 }
 
-/* Have kfdpool_fd_abort() revoke @record if it cannot be copied out. */
 void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
 			     struct kfdpool_file *pf,
 			     const struct kfdpool_record *record)
@@ -385,13 +320,11 @@ long kfdpool_ioctl_export(struct file *file, void *data,
 	return ret;
 }
 
+/* REVOKE and RELEASE copy nothing back: nothing can fail after them. */
 long kfdpool_ioctl_revoke(struct file *file, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
-	struct kfdpool_revoke *r = data;
-
-	r->status = 0;
-	return kfdpool_do_revoke(file->private_data, r);
+	return kfdpool_do_revoke(file->private_data, data);
 }
 
 long kfdpool_ioctl_import(struct file *file, void *data,
@@ -407,8 +340,5 @@ long kfdpool_ioctl_import(struct file *file, void *data,
 long kfdpool_ioctl_release(struct file *file, void *data,
 			   struct kfdpool_fd_out *fdo)
 {
-	struct kfdpool_release *rel = data;
-
-	rel->status = 0;
-	return kfdpool_do_release(file->private_data, rel);
+	return kfdpool_do_release(file->private_data, data);
 }

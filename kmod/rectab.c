@@ -1,35 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A pool's record table: its export records by id, kept in pages of
- * records.
+ * A pool's record table: its records by id, in pages of 73.
  *
- * Record id N names slot (N - 1) % 128 of page (N - 1) / 128 of the table
- * (0 names no record).  A page holds KFDPOOL_RECS_PER_PAGE (73) records, so
- * ids are not dense: slots 73 to 127 of a page name nothing.  A shift and a
- * mask rather than a division by 73 are a few instructions of every
- * record presented and of every link followed.
- * Finding a record is an index into the directory and one into the page;
- * taking and giving back a slot is a list operation.  An xarray of records
- * from a slab cache cost an export ~500 instructions in xa_alloc_cyclic()
- * and ~150 in the cache, every presentation ~100 in xa_load(), and each
- * record ~9 bytes of xarray nodes on top of its 64.
+ * Finding a record is two array indexes; taking and freeing a slot a list
+ * operation (lists link record ids, not pointers, which keeps a record at
+ * 56 bytes).  It replaced an xarray of slab objects, which made exports
+ * and every presented record measurably dearer (docs/kernel.md).
  *
- * A record is on one list at a time, linked by record ids (rec->next,
- * rec->prev; 0 ends a list): its entry's while live, an unpinned entry's
- * dead records until teardown frees them, or the free slots.  Ids rather
- * than pointers keep a record at 56 bytes, 73 to a page; following a link
- * is the same two indexes as finding a record.
- *
- * A slot is live while its rec->entry is set.  Free slots are on
- * t->free, last freed first, and keep their id: a
- * revoked record's slot comes back at the next export, and whoever still
- * presents the revoked record meets a different generation (-ESTALE; a
- * free slot answers -ENOENT).  A page whose records are all free goes
- * back to the slab, but for one such page kept, so that a pool that
- * exports and revokes around a page boundary does not allocate a page
- * each time.  The directory only grows (16 bytes per page of records).
- *
- * Everything here runs under the pool's lock.
+ * A free slot keeps its id and the free list is last freed first, so a
+ * revoked record's slot comes back at the next export and the revoked
+ * record then meets another generation (-ESTALE).  A page whose records
+ * are all free goes back to the slab, but for one kept against a pool that
+ * exports and revokes around a page boundary.  Everything here runs under
+ * the pool's lock.
  */
 #include <linux/nospec.h>
 #include <linux/slab.h>
@@ -40,10 +23,6 @@ static struct kmem_cache *kfdpool_rec_page_cache;
 
 int kfdpool_rec_cache_init(void)
 {
-	/*
-	 * Issue 14's bound on kernel memory per record is 64 bytes, the
-	 * directory's 16 bytes a page included: 56 + 16 / 73.
-	 */
 	BUILD_BUG_ON(sizeof(struct kfdpool_rec) != 56);
 	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE != 73);
 	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE - 1 > KFDPOOL_RECTAB_MASK);
@@ -66,7 +45,7 @@ void kfdpool_rectab_init(struct kfdpool_rectab *t)
 	t->spare = KFDPOOL_RECTAB_NONE;
 }
 
-/* Free the table of a pool with no live records. */
+/* Free the table, live records and all (the pool ended). */
 void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
 {
 	u32 i;
@@ -74,7 +53,6 @@ void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
 	for (i = 0; i < t->nr_dir; i++) {
 		if (!t->dir[i].recs)
 			continue;
-		WARN_ON_ONCE(t->dir[i].nr_live);
 		kmem_cache_free(kfdpool_rec_page_cache, t->dir[i].recs);
 	}
 	kvfree(t->dir);
@@ -104,12 +82,10 @@ static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
 }
 
 /*
- * Put a new page of free slots at the lowest empty place of the
- * directory.  Only called with no free slot, so every allocated page is
- * full.  Live records stay under KFDPOOL_MAX_RECORDS, but the records of
- * an unpinned entry keep their slots until its teardown frees them, a
- * batch at a time with the lock dropped in between: an export meanwhile
- * may find the table full (-ENOSPC, as for a full pool).  0 or -errno.
+ * Put a new page of free slots at the lowest empty place of the directory
+ * (called only with no free slot).  An UNPIN freeing its records a batch
+ * at a time may leave the table full meanwhile: -ENOSPC, as for a full
+ * pool.  0 or -errno.
  */
 static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
 {

@@ -48,7 +48,7 @@
 #define FZ_RECS 16
 #define FZ_PAGE 4096
 #define FZ_FAKE_FD 1000		/* an fd number nobody holds, at first */
-#define FZ_BATCH_BYTES (KFDPOOL_BATCH_MAX * 128)
+#define FZ_BATCH_BYTES (KFD_BATCH_MAX * 128)
 /*
  * Inaccessible space after the batch buffer.  The kernel walks a batch at
  * stride elem_size; a stride past this would land in our other mappings
@@ -136,7 +136,7 @@ static const struct fz_cmd {
 
 static const uint64_t fz_interesting[] = {
 	0, 1, 2, 3, 4, 7, 8, 63, 64, 65, 4095, 4096, 4097, 0x7fff, 0x8000,
-	0xffff, KFDPOOL_BATCH_MAX, KFDPOOL_BATCH_MAX + 1, 0x7fffffff,
+	0xffff, KFD_BATCH_MAX, KFD_BATCH_MAX + 1, 0x7fffffff,
 	0x80000000, 0xffffffff, 0x100000000ull, 0x7fffffffffffffffull,
 	0x8000000000000000ull, 0xfffffffffffff000ull, 0xffffffffffffffffull,
 	(uint64_t)-4096,
@@ -285,7 +285,7 @@ static void fz_batch(struct fz_thread *t, unsigned int nr,
 		count = fz_value(&t->seed);
 		break;
 	case 1:
-		count = KFDPOOL_BATCH_MAX - rel_below(&t->seed, 2);
+		count = KFD_BATCH_MAX - rel_below(&t->seed, 2);
 		break;
 	default:
 		count = 1 + rel_below(&t->seed, 16);
@@ -409,9 +409,9 @@ static void fz_template(struct fz_thread *t, const struct fz_cmd *c, void *p)
 	case _IOC_NR(KFDPOOL_IOC_POOL_IMPORT_HANDLE): {
 		struct kfdpool_pool_import_handle *x = p;
 
-		memcpy(x->handle.pool_id, t->env->recs[0][0].pool_id,
+		memcpy(HND(&x->handle)->pool_id, REC(&t->env->recs[0][0])->pool_id,
 		       KFDPOOL_ID_LEN);
-		x->handle.magic = KFDPOOL_HANDLE_MAGIC;
+		HND(&x->handle)->magic = KFDPOOL_HANDLE_MAGIC;
 		break;
 	}
 	}

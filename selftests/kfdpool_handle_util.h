@@ -120,16 +120,16 @@ static inline int kfd_find_inherited_fd(void)
 static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
 				    const __u8 *real_id, bool any_allowed)
 {
-	static const __u8 zero[sizeof(h->pad)];
+	static const __u8 zero[sizeof(HND(h)->pad)];
 
-	if (h->magic != KFDPOOL_HANDLE_MAGIC || memcmp(h->pad, zero, sizeof(zero)))
+	if (HND(h)->magic != KFDPOOL_HANDLE_MAGIC || memcmp(HND(h)->pad, zero, sizeof(zero)))
 		return -EINVAL;
-	if (h->policy > KFDPOOL_HANDLE_POLICY_ANY ||
-	    (h->gid && h->policy != KFDPOOL_HANDLE_POLICY_GID))
+	if (HND(h)->policy > KFDPOOL_HANDLE_POLICY_ANY ||
+	    (HND(h)->gid && HND(h)->policy != KFDPOOL_HANDLE_POLICY_GID))
 		return -EINVAL;
-	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
+	if (HND(h)->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
 		return -EPERM;
-	if (memcmp(h->pool_id, real_id, KFDPOOL_ID_LEN))
+	if (memcmp(HND(h)->pool_id, real_id, KFDPOOL_ID_LEN))
 		return -ENOENT;
 	return -EACCES;
 }

@@ -240,10 +240,10 @@ TEST_F(fab, handle_layout)
 
 	memcpy(&h, &self->m.handle, sizeof(h));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
-	EXPECT_EQ(0, memcmp(h.pool_id, st.id, sizeof(h.pool_id)));
-	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, h.magic);
-	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, h.policy);
-	EXPECT_EQ(geteuid(), h.uid);
+	EXPECT_EQ(0, memcmp(HND(&h)->pool_id, st.id, sizeof(HND(&h)->pool_id)));
+	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, HND(&h)->magic);
+	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, HND(&h)->policy);
+	EXPECT_EQ(geteuid(), HND(&h)->uid);
 	EXPECT_EQ(KFDPOOL_HANDLE_TYPE_FABRIC, st.handle_types);
 }
 
@@ -465,7 +465,7 @@ TEST_F(fab, bad_args)
 	 * not vouch for (-EACCES), is hipErrorInvalidValue.
 	 */
 	for (i = 0; i < 64; i++) {
-		hipError_t e, want = i < (int)offsetof(struct kfdpool_pool_handle, magic) ?
+		hipError_t e, want = i < (int)offsetof(struct kfd_hnd, magic) ?
 				     hipErrorInvalidHandle : hipErrorInvalidValue;
 
 		h = self->m.handle;
