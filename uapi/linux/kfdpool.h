@@ -142,7 +142,7 @@ struct kfdpool_pool_import_handle {
  * @draining_entries: unpinned entries that imports keep
  * @records: live records
  * @import_fds: open import files
- * @pad: 0
+ * @serial: the pool's serial: a listing from this cursor starts with it
  */
 struct kfdpool_pool_info {
 	__u8 id[KFDPOOL_ID_LEN];
@@ -161,7 +161,7 @@ struct kfdpool_pool_info {
 	__u32 draining_entries;
 	__u32 records;
 	__u32 import_fds;
-	__u32 pad;
+	__u32 serial;
 };
 
 /* kfdpool_pool_list.scope */
