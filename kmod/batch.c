@@ -266,7 +266,7 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 		return -EFAULT;
 	}
 	if (!sl->fdo.file) {
-		kfdpool_fd_commit(&sl->fdo, NULL);
+		kfdpool_fd_out_init(&sl->fdo);	/* done: nothing to undo */
 		return 0;
 	}
 	err = kfdpool_fd_commit(&sl->fdo, (int __user *)(uel +

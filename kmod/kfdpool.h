@@ -273,7 +273,12 @@ struct kfdpool_fd_out {
 	struct kfdpool_record record;
 };
 
-void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
+static inline void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
+{
+	fdo->file = NULL;
+	fdo->undo = NULL;
+}
+
 int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
 

@@ -96,12 +96,6 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	return fd < 0 ? fd : ret;
 }
 
-void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
-{
-	fdo->file = NULL;
-	fdo->undo = NULL;
-}
-
 /**
  * kfdpool_fd_commit() - hand out a command's file at a new fd
  * @fdo: the command's output; reset on return

@@ -240,7 +240,7 @@ struct kfdpool_record_fmt {
 	u64 offset;
 	u64 size;
 	u8 nonce[KFDPOOL_NONCE_LEN];
-};
+} __packed;
 
 static_assert(sizeof(struct kfdpool_record_fmt) == KFDPOOL_RECORD_SIZE);
 
@@ -281,11 +281,9 @@ static void kfdpool_rec_free(struct kfdpool_pool *pool,
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
 {
-	u32 magic;
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
 
-	memcpy(&magic, r->data + offsetof(struct kfdpool_record_fmt, magic),
-	       sizeof(magic));
-	if (magic != KFDPOOL_RECORD_MAGIC)
+	if (f->magic != KFDPOOL_RECORD_MAGIC)
 		return -EINVAL;
 	if (memcmp(r->data, pool->id, sizeof(pool->id)))
 		return -EXDEV;
@@ -299,18 +297,17 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
-	struct kfdpool_record_fmt f;
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
 	struct kfdpool_rec *rec;
 
-	memcpy(&f, r->data, sizeof(f));
-	rec = kfdpool_rectab_find(&pool->records, f.record_id);
+	rec = kfdpool_rectab_find(&pool->records, f->record_id);
 	if (!rec || rec->entry->state != KFDPOOL_ENTRY_LIVE)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != f.generation)
+	if (rec->generation != f->generation)
 		return ERR_PTR(-ESTALE);
-	if (rec->entry->id != f.entry_id || rec->offset != f.offset ||
-	    rec->size != f.size ||
-	    crypto_memneq(rec->nonce, f.nonce, sizeof(rec->nonce)))
+	if (rec->entry->id != f->entry_id || rec->offset != f->offset ||
+	    rec->size != f->size ||
+	    crypto_memneq(rec->nonce, f->nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }
@@ -331,7 +328,7 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_record_fmt f;
+	struct kfdpool_record_fmt *f;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
@@ -363,15 +360,15 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	}
 	pool->nr_records++;
 
-	memcpy(f.pool_id, pool->id, sizeof(f.pool_id));
-	f.magic = KFDPOOL_RECORD_MAGIC;
-	f.record_id = rec->id;
-	f.entry_id = entry->id;
-	f.generation = rec->generation;
-	f.offset = rec->offset;
-	f.size = rec->size;
-	memcpy(f.nonce, rec->nonce, sizeof(f.nonce));
-	memcpy(e->record.data, &f, sizeof(f));
+	f = (void *)e->record.data;
+	memcpy(f->pool_id, pool->id, sizeof(f->pool_id));
+	f->magic = KFDPOOL_RECORD_MAGIC;
+	f->record_id = rec->id;
+	f->entry_id = entry->id;
+	f->generation = rec->generation;
+	f->offset = rec->offset;
+	f->size = rec->size;
+	memcpy(f->nonce, rec->nonce, sizeof(f->nonce));
 	return 0;
 }
 

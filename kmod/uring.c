@@ -74,8 +74,8 @@ static int kfdpool_uring_export(struct kfdpool_file *pf,
 static int kfdpool_uring_record(struct kfdpool_file *pf, unsigned int nr,
 				const struct kfdpool_uring_record *ur)
 {
-	union kfdpool_elem el = {};
 	struct kfdpool_fd_out fdo;
+	union kfdpool_elem el;
 	int ret;
 
 	if (ur->pad)
@@ -91,7 +91,7 @@ static int kfdpool_uring_record(struct kfdpool_file *pf, unsigned int nr,
 	}
 	kfdpool_fd_out_init(&fdo);
 	ret = kfdpool_one(pf, nr, &el, &fdo);
-	return ret ?: kfdpool_fd_commit(&fdo, NULL);
+	return ret || !fdo.file ? ret : kfdpool_fd_commit(&fdo, NULL);
 }
 
 /* Check @p, @usize bytes by the caller's count, against our @ksize. */
