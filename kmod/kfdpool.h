@@ -2,8 +2,9 @@
 /*
  * kfdpool internals.  Locking, outermost first: kfdpool_pools_lock,
  * pool->lock (everything in one pool, its files' import counts included),
- * kfdpool_charge_lock (a spinlock); kfdpool_users_lock is taken alone.
- * No lock is held across a copy to or from user space.
+ * kfdpool_charge_lock (a spinlock); kfdpool_users_lock is taken with none
+ * of these held, but may take kfdpool_charge_lock.  No lock is held across
+ * a copy to or from user space.
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
