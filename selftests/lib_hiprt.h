@@ -58,7 +58,8 @@
 	X(hipStreamWaitEvent, "hip_4.2") \
 	X(hipStreamWaitEvent_spt, "hip_5.2") \
 	X(hipEventCreateWithFlags, "hip_4.2") \
-	X(hipStreamCreate, "hip_4.2")
+	X(hipStreamCreate, "hip_4.2") \
+	X(hipRuntimeGetVersion, "hip_4.2")
 
 struct hiprt_api {
 #define HIPRT_MEMBER(name, version) __typeof__(name) *name;
@@ -80,6 +81,41 @@ static const struct hiprt_api *kp;	/* as this program reaches HIP */
 static struct hiprt_api rt;		/* libamdhip64's own functions */
 static const char *rt_path;
 static int rt_no_device;		/* the runtime answers NoDevice */
+static int rt_version;			/* its HIP_VERSION, 0 if it says none */
+static int rt_exports_device_memory;	/* for kfdpool's device pools */
+static void *rt_handle;			/* libamdhip64 */
+
+static hipError_t rt_foreign_ptr;	/* its hipFree of a pointer not its */
+
+/*
+ * Without a GPU a runtime refuses what needs one with an error of its own
+ * release: hipErrorInvalidDevice (5.2 for any pointer, later releases for
+ * a device they do not have) or hipErrorNoDevice (5.7 and 6.4 for a
+ * pointer).
+ */
+static int rt_no_gpu_error(hipError_t e)
+{
+	return e == hipErrorInvalidDevice || e == hipErrorNoDevice;
+}
+
+/*
+ * Whether the runtime can export device memory as a dma-buf, which
+ * kfdpool's device pools beside it need: ROCr's
+ * hsa_amd_portable_export_dmabuf (ROCm 5.6 on), or hipMemCreate memory
+ * exported with hipMemExportToShareableHandle (ROCm 6.0 on).  Asked of
+ * the runtime's own libraries, not of kfdpool.
+ */
+static int rt_can_export_device_memory(void *hip)
+{
+	void *hsa = dlopen("libhsa-runtime64.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	int dmabuf = hsa && dlsym(hsa, "hsa_amd_portable_export_dmabuf");
+
+	if (hsa)
+		dlclose(hsa);
+	return dmabuf || (rt_version >= 60000000 &&
+			  dlsym(hip, "hipMemCreate") &&
+			  dlsym(hip, "hipMemExportToShareableHandle"));
+}
 
 static void hiprt_setup(void)
 {
@@ -100,6 +136,7 @@ static void hiprt_setup(void)
 		h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return;
+	rt_handle = h;
 #define HIPRT_LOOKUP(name, version) \
 	rt.name = (__typeof__(rt.name))dlvsym(h, #name, version);
 	HIPRT_FUNCS(HIPRT_LOOKUP)
@@ -108,6 +145,11 @@ static void hiprt_setup(void)
 		rt_path = info.dli_fname;
 	rt_no_device = rt.hipGetDeviceCount &&
 		       rt.hipGetDeviceCount(&n) == hipErrorNoDevice;
+	if (!rt.hipRuntimeGetVersion || rt.hipRuntimeGetVersion(&rt_version))
+		rt_version = 0;
+	if (rt.hipFree)
+		rt_foreign_ptr = rt.hipFree(&rt_foreign_ptr);
+	rt_exports_device_memory = rt_can_export_device_memory(h);
 }
 
 /* The file a function of the table comes from. */
@@ -145,6 +187,64 @@ TEST(the_runtime_is_loaded_and_kfdpool_comes_first)
 	EXPECT_TRUE(kfdpool_is_first());
 	/* What kfdpool does not define is the runtime's. */
 	EXPECT_EQ((void *)rt.hipGetDeviceCount, (void *)kp->hipGetDeviceCount);
+}
+
+/* The runtime of the HIP release whose headers built this program. */
+TEST(the_runtime_is_the_headers_release)
+{
+	ASSERT_NE(0, rt_version) TH_LOG("hipRuntimeGetVersion failed");
+	TH_LOG("runtime HIP %d.%d.%d, headers HIP %d.%d.%d; device memory %s",
+	       rt_version / 10000000, rt_version / 100000 % 100,
+	       rt_version % 100000, HIP_VERSION_MAJOR, HIP_VERSION_MINOR,
+	       HIP_VERSION_PATCH,
+	       rt_exports_device_memory ? "exportable" : "not exportable");
+	EXPECT_EQ(HIP_VERSION_MAJOR, rt_version / 10000000);
+	EXPECT_EQ(HIP_VERSION_MINOR, rt_version / 100000 % 100);
+	TH_LOG("hipFree of a pointer it does not know: %d", rt_foreign_ptr);
+	if (rt_no_device)
+		EXPECT_TRUE(rt_no_gpu_error(rt_foreign_ptr));
+}
+
+/*
+ * A program that looks functions up (hipGetProcAddress, HIP 6.1 on) gets
+ * kfdpool's for the names kfdpool defines and the runtime's for the rest.
+ * Looked up by name: older headers do not declare it.  Without a GPU the
+ * runtime refuses every lookup (it initializes first), and kfdpool must
+ * answer the same; the replacement itself is checked against the stand-in
+ * (lib_standin_device_test).
+ */
+TEST(get_proc_address_reaches_kfdpool)
+{
+	typedef hipError_t gpa_fn(const char *symbol, void **pfn, int version,
+				  uint64_t flags, int *status);
+	gpa_fn *gpa, *rt_gpa;
+	void *mine = NULL, *theirs = NULL, *rt_mine = NULL;
+	hipError_t a;
+	int st = 0;
+
+	ASSERT_NE(NULL, rt_handle);
+	rt_gpa = (gpa_fn *)dlsym(rt_handle, "hipGetProcAddress");
+	if (!rt_gpa)
+		SKIP(return, "the runtime has no hipGetProcAddress (HIP before 6.1)");
+	gpa = (gpa_fn *)dlsym(RTLD_DEFAULT, "hipGetProcAddress");
+	ASSERT_NE(NULL, gpa);
+	EXPECT_TRUE(strstr(object_of((void *)gpa), "libkfdpool-hip") != NULL)
+		TH_LOG("hipGetProcAddress from %s", object_of((void *)gpa));
+	a = rt_gpa("hipMemPoolCreate", &rt_mine, rt_version, 0, &st);
+	EXPECT_EQ(a, gpa("hipMemPoolCreate", &mine, rt_version, 0, &st));
+	EXPECT_EQ(rt_gpa("hipGetDeviceCount", &rt_mine, rt_version, 0, &st),
+		  gpa("hipGetDeviceCount", &theirs, rt_version, 0, &st));
+	EXPECT_EQ(rt_gpa("noSuchFunction", &rt_mine, rt_version, 0, &st),
+		  gpa("noSuchFunction", &mine, rt_version, 0, &st));
+	if (a != hipSuccess) {
+		TH_LOG("the runtime refuses lookups: %d", a);
+		EXPECT_TRUE(rt_no_device && rt_no_gpu_error(a));
+		return;
+	}
+	EXPECT_EQ((void *)kp->hipMemPoolCreate, mine)
+		TH_LOG("hipMemPoolCreate from %s", object_of(mine));
+	EXPECT_EQ((void *)rt.hipGetDeviceCount, theirs)
+		TH_LOG("hipGetDeviceCount from %s", object_of(theirs));
 }
 
 TEST(error_names_and_strings_are_the_runtimes)
@@ -189,7 +289,7 @@ TEST(foreign_pointers_are_the_runtimes)
 	EXPECT_EQ(rt.hipMemPoolExportPointer(&d, NULL),
 		  kp->hipMemPoolExportPointer(&d, NULL));
 	if (rt_no_device)
-		EXPECT_EQ(hipErrorInvalidDevice, kp->hipFree(heap));
+		EXPECT_EQ(rt_foreign_ptr, kp->hipFree(heap));
 	free(heap);
 }
 
@@ -370,29 +470,44 @@ static void create_twice(void *arg)
 		a->ret[i] = kp->hipMemPoolCreate(&pool, &a->props);
 }
 
+/*
+ * An IPC device pool is kfdpool's.  Beside a runtime that cannot export
+ * device memory (HIP 5.2) it is refused, hipErrorNotSupported, said once;
+ * beside one that can (5.7: ROCr's dma-buf export, 6.x: hipMemCreate) its
+ * memory is the runtime's, which without a GPU refuses it with its own
+ * error for a device it does not have, and kfdpool says nothing.
+ */
 TEST(device_pools_fail_beside_the_runtime)
 {
 	struct create_args a;
 	hipMemPool_t pool;
+	hipError_t want;
 	char out[4096];
 
-	/* An IPC device pool would be kfdpool's: refused, said once. */
 	memset(&a, 0, sizeof(a));
 	a.props.allocType = hipMemAllocationTypePinned;
 	a.props.location.type = hipMemLocationTypeDevice;
 	a.props.handleTypes = hipMemHandleTypePosixFileDescriptor;
 	unsetenv("KFDPOOL_BACKEND");
-	EXPECT_EQ(1, stderr_lines_of(create_twice, &a, out, sizeof(out)))
+	EXPECT_EQ(!rt_exports_device_memory,
+		  stderr_lines_of(create_twice, &a, out, sizeof(out)))
 		TH_LOG("stderr: %s", out);
-	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
-	EXPECT_EQ(hipErrorNotSupported, a.ret[1]);
-	EXPECT_TRUE(strstr(out, "kfdpool: device pools") != NULL);
+	want = a.ret[0];
+	TH_LOG("device IPC pool: %d", want);
+	if (rt_exports_device_memory) {
+		EXPECT_TRUE(rt_no_device && rt_no_gpu_error(want));
+	} else {
+		EXPECT_EQ(hipErrorNotSupported, want);
+	}
+	EXPECT_EQ(want, a.ret[1]);
+	EXPECT_EQ(!rt_exports_device_memory,
+		  strstr(out, "kfdpool: device pools") != NULL);
 	/* KFDPOOL_POOLS=all takes pools without handle types too. */
 	a.props.handleTypes = hipMemHandleTypeNone;
 	setenv("KFDPOOL_POOLS", "all", 1);
 	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)))
 		TH_LOG("stderr: %s", out);
-	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
+	EXPECT_EQ(want, a.ret[0]);
 	/* The default, "ipc": the runtime's pool. */
 	setenv("KFDPOOL_POOLS", "ipc", 1);
 	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)));
@@ -477,7 +592,7 @@ TEST(host_pool_ipc_between_two_processes)
 		ASSERT_EQ(hipSuccess, kp->hipMemPoolExportPointer(&m.data[i], p[i]));
 		/* The runtime does not know kfdpool's pointers. */
 		if (rt_no_device)
-			EXPECT_EQ(hipErrorInvalidDevice, rt.hipFree(p[i]));
+			EXPECT_EQ(rt_foreign_ptr, rt.hipFree(p[i]));
 	}
 	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&fd, pool,
 		  hipMemHandleTypePosixFileDescriptor, 0));
