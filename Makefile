@@ -115,6 +115,13 @@ coverage:
 gpu-check:
 	$(SRC)/tools/gpu-check
 
+# Nothing tools/deps installs can bring a kernel, an initramfs or a boot
+# loader entry onto this machine (its package closure, from apt).
+.PHONY: deps-check
+deps-check:
+	@$(KTAP_RUN) deps-check $(SRC)/tools/deps --check
+unit: deps-check
+
 # The harness's counting rules, proven on deliberately broken programs.
 harness-selftest:
 	@$(KTAP_RUN) harness-selftest $(SRC)/tools/harness-selftest
