@@ -15,7 +15,7 @@
 #   RUNPATH $ORIGIN), libdrm.a inside; never against a HIP runtime, which
 #   it finds at run time (src/hip/hip_runtime.c).
 # The static archives leave liburing and libdrm to the program (the .pc
-# files' Requires.private say so).
+# files' Libs.private say so; a shared link needs neither -dev package).
 
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
