@@ -150,8 +150,8 @@ MANPAGES := $(foreach n,$(MAN_SECTIONS),$(wildcard $(SRC)/man/man$(n)/*.$(n)))
 
 # Every page renders without a warning (groff -ww), and every function the
 # library headers declare has a page of its own name (tools/man-check).
-man-check:
-	$(KTAP_RUN) man-check env CC="$(CC)" $(SRC)/tools/man-check $(SRC)
+man-check: lib
+	$(KTAP_RUN) man-check env CC="$(CC)" $(SRC)/tools/man-check $(SRC) $(LIBDIR_OUT)
 
 unit: man-check
 
