@@ -24,8 +24,9 @@ ksft-tree-check: lib
 # runtime's name and version in its file "runtime".  They run in that
 # root only (tools/vm/suite --hip SUITE); the libraries are this machine's.
 HIPRT_TESTS := $(patsubst $(SRC)/selftests/%.c,%,$(wildcard $(SRC)/selftests/lib_hiprt_*_test.c))
-HIPRT_EXAMPLES := $(foreach e,$(EXAMPLES),$(notdir $(e))-hiprt $(notdir $(e))-preload \
-	$(notdir $(e))-hiphdr)
+# share_pool's HIP builds, and README's first program (README's compile
+# line, the root's runtime linked).
+HIPRT_EXAMPLES := share_pool-hiprt share_pool-preload share_pool-hiphdr exporter importer
 .PHONY: hiprt-progs
 hiprt-progs-%: lib ksft
 	@mkdir -p $(BUILD)/hiprt/$*
