@@ -16,7 +16,7 @@
 #define KFDPOOL_HIP_OWN_TYPES
 #endif
 #include <kfdpool_hip.h>
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 
 /* Events recorded on a held stream stay incomplete until it is run. */
 void kfdpool_standin_hold(hipStream_t s, int hold);

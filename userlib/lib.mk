@@ -9,18 +9,18 @@
 # - libkfdpool (src/native/): the native C API over the ioctls and io_uring.
 #   It exports kfdpool_* only (version KFDPOOL_1.0), no hip* name, so it is
 #   safe in any process.  liburing.a is linked in, its symbols hidden.
-# - libkfdpool-hip (src/hip/ over src/pool/ and src/chunk/): HIP's mempool
+# - libkfdpool-hip (src/hip/ over src/pool/, src/chunk/ and src/rt/): HIP's mempool
 #   API with the runtime's symbol versions, and the kfdpool* extensions
 #   (KFDPOOL_HIP_1.0).  Linked against libkfdpool (found next to it:
 #   RUNPATH $ORIGIN), libdrm.a inside; never against a HIP runtime, which
-#   it finds at run time (src/hip/hip_runtime.c).
+#   it finds at run time (src/rt/runtime.c).
 # The static archives leave liburing and libdrm to the program (the .pc
 # files' Requires.private say so).
 
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
 NATIVE_SRCS := $(wildcard $(SRC)/userlib/src/native/*.c)
-HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/pool/*.c \
+HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/rt/*.c $(SRC)/userlib/src/pool/*.c \
 	$(SRC)/userlib/src/chunk/*.c $(SRC)/userlib/src/hip/*.c)
 NATIVE_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(NATIVE_SRCS))
 HIPLIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(HIPLIB_SRCS))

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "kfdpool_hip.h"
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 #include "kselftest_harness.h"
 
 /* A pointer that is no pool: the library never dereferences it. */

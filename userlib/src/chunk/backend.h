@@ -15,7 +15,7 @@
 #ifndef KFDPOOL_HIP_OWN_TYPES
 #define KFDPOOL_HIP_OWN_TYPES
 #endif
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 
 struct kp_mem {
 	int dmabuf_fd;		/* exporter: the chunk's dma-buf, kept open */

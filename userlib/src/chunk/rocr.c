@@ -40,7 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hip/hip_runtime.h"
+#include "rt/runtime.h"
 #include "native/internal.h"
 #include "backend.h"
 

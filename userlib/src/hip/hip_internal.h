@@ -7,7 +7,7 @@
 #define KFDPOOL_HIP_INTERNAL_H
 
 #include "pool/pool.h"
-#include "hip_runtime.h"
+#include "rt/runtime.h"
 
 /*
  * A call on something kfdpool did not hand out goes to the HIP runtime,
@@ -39,9 +39,7 @@ int kp_device_count(void);
  * KFDPOOL_FABRIC_POLICY). */
 int kp_fabric_policy(uint32_t *policy, uint32_t *gid);
 
-/* Lock (1) or unlock (0) the fabric policy and the runtime lookup around
- * fork() (hip_fork.c). */
+/* Lock (1) or unlock (0) the fabric policy around fork() (hip_fork.c). */
 void kp_fabric_fork(int prepare);
-void kp_rt_fork(int prepare);
 
 #endif

@@ -29,7 +29,7 @@
 #include "pool/arena.h"
 #include "pool/lock.h"
 #include "chunk/backend.h"
-#include "hip/hip_runtime.h"
+#include "rt/runtime.h"
 
 #define POOL_MAGIC	0x6b706d70
 #define ALLOC_SHIFT	8

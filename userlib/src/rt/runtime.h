@@ -16,13 +16,13 @@
  * the function.  Never call the runtime with kp_mu held: it may call back
  * into hip* names that are ours.
  */
-#ifndef KFDPOOL_HIP_RUNTIME_H
-#define KFDPOOL_HIP_RUNTIME_H
+#ifndef KFDPOOL_RT_RUNTIME_H
+#define KFDPOOL_RT_RUNTIME_H
 
 #ifndef KFDPOOL_HIP_OWN_TYPES
 #define KFDPOOL_HIP_OWN_TYPES
 #endif
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 
 /*
  * The hip* names this library defines.  The mempool and error functions
@@ -126,6 +126,9 @@ static inline const struct kp_runtime *kp_rt_order(void)
 {
 	return kp_rt_cached() ? kp_rt_order_slow() : NULL;
 }
+
+/* Lock (1) or unlock (0) the runtime lookup around fork() (hip_fork.c). */
+void kp_rt_fork(int prepare);
 
 /* Print one line on stderr, the first time only for this @once. */
 void kp_say_once(int *once, const char *fmt, ...)

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hip_internal.h"
+#include "rt/runtime.h"
 
 static struct kp_runtime g_rt;
 const struct kp_runtime *kp_rt_found;	/* set once, release order */
@@ -55,7 +55,7 @@ void kp_say_once(int *once, const char *fmt, ...)
 
 /* The load address of the object holding @p (0 if none): this library's
  * own definitions must never be taken for the runtime's. */
-static uintptr_t object_of(const void *p)
+static uintptr_t rt_object_of(const void *p)
 {
 	Dl_info info;
 
@@ -64,9 +64,9 @@ static uintptr_t object_of(const void *p)
 	return (uintptr_t)info.dli_fbase;
 }
 
-static uintptr_t self(void)
+static uintptr_t rt_self(void)
 {
-	return object_of((const void *)self);
+	return rt_object_of((const void *)rt_self);
 }
 
 static void *lookup(void *handle, const char *name, const char *version)
@@ -75,7 +75,7 @@ static void *lookup(void *handle, const char *name, const char *version)
 
 	if (!p)
 		p = dlsym(handle, name);
-	if (p && object_of(p) == self())
+	if (p && rt_object_of(p) == rt_self())
 		p = NULL;
 	return p;
 }
@@ -191,7 +191,7 @@ __attribute__((constructor)) static void check_order(void)
 		p = dlvsym(RTLD_DEFAULT, #name, version); \
 		if (!p) \
 			p = dlsym(RTLD_DEFAULT, #name); \
-		if (p && object_of(p) == (uintptr_t)me.dli_fbase) \
+		if (p && rt_object_of(p) == (uintptr_t)me.dli_fbase) \
 			p = NULL; \
 		if (p) \
 			kp_say_once(&g_order_said, \

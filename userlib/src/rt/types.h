@@ -12,8 +12,8 @@
  * (chunk/rocr.c checks hipRuntimeGetVersion).  userlib/test/hip_abi_test.c
  * compares what 5.2 shares with HIP's headers.
  */
-#ifndef KFDPOOL_HIP_RT_TYPES_H
-#define KFDPOOL_HIP_RT_TYPES_H
+#ifndef KFDPOOL_RT_TYPES_H
+#define KFDPOOL_RT_TYPES_H
 
 #include "kfdpool_hip.h"
 
