@@ -13,12 +13,16 @@
  * where current HIP has maxSize + reserved[56]: the layout is the same, and
  * the first 8 reserved bytes are the maximum size.
  *
- * Streams: every operation completes before it returns; any hipStream_t
- * value (0 included) is accepted and ignored.
+ * Streams: beside a HIP runtime that has a device, allocations and frees
+ * keep HIP's stream order (docs/library.md, "Stream order") and streams
+ * are checked as the runtime checks them; without one there is no GPU
+ * work to order, and any hipStream_t value (0 included) is accepted and
+ * ignored.
  *
- * libkfdpool implements these functions itself: link it instead of
- * libamdhip64 for the functions below (a program using other HIP
- * functions as well links libamdhip64 for those).
+ * libkfdpool-hip implements these functions itself: a program without a
+ * HIP runtime links it alone; a HIP program links it before libamdhip64,
+ * which keeps every other function, and the calls on what kfdpool did not
+ * make are forwarded to the runtime (docs/library.md).
  */
 #ifndef KFDPOOL_HIP_H
 #define KFDPOOL_HIP_H
@@ -87,6 +91,12 @@ hipError_t hipMemPoolImportPointer(void **dev_ptr, hipMemPool_t mem_pool,
 				   hipMemPoolPtrExportData *export_data);
 const char *hipGetErrorName(hipError_t hip_error);
 const char *hipGetErrorString(hipError_t hip_error);
+/* The thread's last error, as clr keeps it: every call writes it. */
+hipError_t hipGetLastError(void);
+hipError_t hipPeekAtLastError(void);
+/* kfdpool's pools are not made a device's current pool:
+ * hipErrorInvalidValue (any other pool is the runtime's). */
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
 
 /* ---- libkfdpool extensions ---- */
 
