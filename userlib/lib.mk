@@ -134,6 +134,35 @@ $(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test
 	$(CC) $(UNIT_CFLAGS) $(if $(HIP_API_H),-DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__) \
 		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
 
+# The same against the HIP headers of other releases, where their roots
+# are in the cache (Debian 13's HIP 5.7, unstable's 6.4: HIP_ROOTS/NAME/
+# usr/include/hip), each seen alone (a directory holding only its hip/ and
+# hsa/): the type check, and a HIP mempool IPC program (examples/share_pool)
+# compiled and linked with libkfdpool-hip.  A root's libamdhip64 runs only
+# in that release: linking it is the release roots' job.
+HIP_ROOTS ?= $(KFDPOOL_CACHE)/roots
+HIP_OTHER := $(patsubst $(HIP_ROOTS)/%/usr/include/hip/hip_runtime_api.h,%,\
+	$(wildcard $(HIP_ROOTS)/*/usr/include/hip/hip_runtime_api.h))
+UNIT_BINS += $(patsubst %,$(UNIT_OUT)/hip_abi_test-%,$(HIP_OTHER))
+# (A stamp of our own: a target reached through the links would be the
+# root's file, which make may delete as an intermediate.)
+$(UNIT_OUT)/hiphdr-%.stamp: $(HIP_ROOTS)/%/usr/include/hip/hip_runtime_api.h
+	@mkdir -p $(UNIT_OUT)/hiphdr-$*
+	ln -sfn $(HIP_ROOTS)/$*/usr/include/hip $(UNIT_OUT)/hiphdr-$*/hip
+	$(if $(wildcard $(HIP_ROOTS)/$*/usr/include/hsa),ln -sfn $(HIP_ROOTS)/$*/usr/include/hsa $(UNIT_OUT)/hiphdr-$*/hsa)
+	touch $@
+.PRECIOUS: $(UNIT_OUT)/hiphdr-%.stamp
+$(UNIT_OUT)/hip_abi_test-%: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c \
+		$(UNIT_OUT)/hiphdr-%.stamp $(UNIT_OUT)/hip_rename.h \
+		$(SRC)/userlib/examples/share_pool.c $(LIB_HDRS) $(LIB_SO) | ksft
+	$(CC) $(LIB_CSTD) -O2 $(WARNFLAGS) -Wno-missing-prototypes -Werror \
+		-D__HIP_PLATFORM_AMD__ -isystem $(UNIT_OUT)/hiphdr-$* $(LIB_CPPFLAGS) \
+		-o $(UNIT_OUT)/share_pool-$* $(SRC)/userlib/examples/share_pool.c \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lkfdpool
+	$(CC) $(UNIT_CFLAGS) -DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__ \
+		-isystem $(UNIT_OUT)/hiphdr-$* -o $@ $< \
+		$(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
+
 $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(HIPLIB_LINK) -lpthread
