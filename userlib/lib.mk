@@ -136,20 +136,26 @@ $(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test
 
 # The same against the HIP headers of other releases, where their roots
 # are in the cache (Debian 13's HIP 5.7, unstable's 6.4: HIP_ROOTS/NAME/
-# usr/include/hip), each seen alone (a directory holding only its hip/ and
+# [root/]usr/include/hip), each seen alone (a directory holding only its hip/ and
 # hsa/): the type check, and a HIP mempool IPC program (examples/share_pool)
 # compiled and linked with libkfdpool-hip.  A root's libamdhip64 runs only
 # in that release: linking it is the release roots' job.
 HIP_ROOTS ?= $(KFDPOOL_CACHE)/roots
-HIP_OTHER := $(patsubst $(HIP_ROOTS)/%/usr/include/hip/hip_runtime_api.h,%,\
-	$(wildcard $(HIP_ROOTS)/*/usr/include/hip/hip_runtime_api.h))
+# A root NAME's headers are in NAME/usr/include or, in the release roots
+# of tools' cache, NAME/root/usr/include: hipinc-NAME.
+HIP_OTHER_H := $(wildcard $(HIP_ROOTS)/*/usr/include/hip/hip_runtime_api.h \
+	$(HIP_ROOTS)/*/root/usr/include/hip/hip_runtime_api.h)
+hip_root_name = $(firstword $(subst /, ,$(patsubst $(HIP_ROOTS)/%,%,$(1))))
+$(foreach h,$(HIP_OTHER_H),$(eval hipinc-$(call hip_root_name,$(h)) := \
+	$(patsubst %/hip/hip_runtime_api.h,%,$(h))))
+HIP_OTHER := $(foreach h,$(HIP_OTHER_H),$(call hip_root_name,$(h)))
 UNIT_BINS += $(patsubst %,$(UNIT_OUT)/hip_abi_test-%,$(HIP_OTHER))
 # (A stamp of our own: a target reached through the links would be the
 # root's file, which make may delete as an intermediate.)
-$(UNIT_OUT)/hiphdr-%.stamp: $(HIP_ROOTS)/%/usr/include/hip/hip_runtime_api.h
+$(UNIT_OUT)/hiphdr-%.stamp:
 	@mkdir -p $(UNIT_OUT)/hiphdr-$*
-	ln -sfn $(HIP_ROOTS)/$*/usr/include/hip $(UNIT_OUT)/hiphdr-$*/hip
-	$(if $(wildcard $(HIP_ROOTS)/$*/usr/include/hsa),ln -sfn $(HIP_ROOTS)/$*/usr/include/hsa $(UNIT_OUT)/hiphdr-$*/hsa)
+	ln -sfn $(hipinc-$*)/hip $(UNIT_OUT)/hiphdr-$*/hip
+	$(if $(wildcard $(hipinc-$*)/hsa),ln -sfn $(hipinc-$*)/hsa $(UNIT_OUT)/hiphdr-$*/hsa)
 	touch $@
 .PRECIOUS: $(UNIT_OUT)/hiphdr-%.stamp
 $(UNIT_OUT)/hip_abi_test-%: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c \
