@@ -5,24 +5,25 @@
  *
  * Types and values are HIP's.  When HIP's <hip/hip_runtime_api.h> was
  * included before this header, or this header is compiled for HIP
- * (__HIP_PLATFORM_AMD__ defined and the header installed), HIP's own types
- * are used and only what older HIP lacks is added (hipMemLocationTypeHost,
- * hipMemHandleTypeFabric).  Otherwise the types come
- * from <kfdpool_hip_types.h>.  Define KFDPOOL_HIP_OWN_TYPES to never include
+ * (__HIP_PLATFORM_AMD__ defined, as pkg-config --cflags kfdpool-hip does,
+ * and the header installed), HIP's own types are used and only what older
+ * HIP lacks is added (hipMemLocationTypeHost, hipMemHandleTypeFabric): so
+ * either header may come first.  Otherwise the types come from
+ * <kfdpool_hip_types.h>.  Define KFDPOOL_HIP_OWN_TYPES to never include
  * HIP's header.  With HIP 5.2's headers, hipMemPoolProps has reserved[64]
  * where current HIP has maxSize + reserved[56]: the layout is the same, and
  * the first 8 reserved bytes are the maximum size.
  *
- * Streams: beside a HIP runtime that has a device, allocations and frees
- * keep HIP's stream order (docs/library.md, "Stream order") and streams
- * are checked as the runtime checks them; without one there is no GPU
- * work to order, and any hipStream_t value (0 included) is accepted and
- * ignored.
+ * Streams: beside a HIP runtime that has a device, pools keep HIP's stream
+ * order (a block freed on one stream goes to another only as HIP's reuse
+ * rules allow; docs/library.md, "Stream order") and streams are checked as
+ * the runtime checks them; without one there is no GPU work to order, and
+ * any hipStream_t value (0 included) is accepted.
  *
- * libkfdpool-hip implements these functions itself: a program without a
- * HIP runtime links it alone; a HIP program links it before libamdhip64,
- * which keeps every other function, and the calls on what kfdpool did not
- * make are forwarded to the runtime (docs/library.md).
+ * libkfdpool-hip is linked before libamdhip64 (pkg-config --libs
+ * kfdpool-hip first), preloaded, or used alone: beside a runtime it serves
+ * the pools it made (shareable pools and host pools) and their pointers,
+ * and forwards every other call to the runtime.
  */
 #ifndef KFDPOOL_HIP_H
 #define KFDPOOL_HIP_H
@@ -163,8 +164,9 @@ hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool, size_t bytes);
 hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
 				  struct kfdpool_pool_stats *stats);
 
-/* The name of the backend the pool's chunks come from: "dmaheap",
- * "udmabuf", "vgem" or "kfd". */
+/* The name of the backend the pool's chunks come from: "module",
+ * "dmaheap", "udmabuf", "vgem", "kfd" or "rocr"; "mmap" for an imported
+ * pool whose chunks the process maps from their dma-bufs. */
 const char *kfdpoolMemPoolBackend(hipMemPool_t mem_pool);
 
 /* The hipError_t a negative errno of the native API becomes. */

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* hipError_t names and strings, and how an errno becomes a hipError_t. */
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "hip_internal.h"
 
@@ -138,4 +142,43 @@ KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
 	default:
 		return hipErrorUnknown;
 	}
+}
+
+/*
+ * Why /dev/kfdpool could not be opened, in one line on stderr, once per
+ * process: a user who meets hipErrorNotInitialized first needs to know
+ * whether the module is missing or the node is closed to them, and to
+ * which group.
+ */
+static int g_ctl_said;
+
+void kp_say_ctl_error(int err)
+{
+	char buf[1024], hint[256] = "";
+	struct group gr, *g = NULL;
+	struct stat st;
+
+	switch (-err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		snprintf(hint, sizeof(hint),
+			 " (is the module loaded? modprobe kfdpool)");
+		break;
+	case EACCES:
+	case EPERM:
+		if (stat(KFDPOOL_DEVICE_PATH, &st))
+			break;
+		if ((st.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) &&
+		    st.st_gid && !getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &g) && g)
+			snprintf(hint, sizeof(hint),
+				 " (it is open to group %s: usermod -aG %s USER, then log in again)",
+				 g->gr_name, g->gr_name);
+		else
+			snprintf(hint, sizeof(hint),
+				 " (root only: the udev rule 60-kfdpool.rules opens it to group render)");
+		break;
+	}
+	kp_say_once(&g_ctl_said, "kfdpool: %s: %s%s", KFDPOOL_DEVICE_PATH,
+		    strerror(-err), hint);
 }

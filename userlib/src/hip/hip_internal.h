@@ -55,6 +55,9 @@ hipError_t kp_device_backend(const struct kp_runtime *rt,
 			     const struct kp_backend **be);
 void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
+/* hip_error.c: one line on stderr (once) saying why /dev/kfdpool could not
+ * be opened (-errno @err). */
+void kp_say_ctl_error(int err);
 int kp_device_count(void);
 
 /* hip_fabric.c: the policy of the fabric handles

@@ -173,15 +173,19 @@ void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len)
 
 /* libkfdpool's shared control fd (one per process) and the module's
  * features.  No memory or fd for it is out of memory; any other failure
- * means the module cannot be used. */
+ * means the module cannot be used: hipErrorNotInitialized, and stderr
+ * says why. */
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 {
 	struct kfdpool_query q;
 	int ret = kfdpool_ctl(&q);
 
-	if (ret < 0)
-		return kfdpoolErrnoToHip(ret) == hipErrorOutOfMemory ?
-		       hipErrorOutOfMemory : hipErrorNotInitialized;
+	if (ret < 0) {
+		if (kfdpoolErrnoToHip(ret) == hipErrorOutOfMemory)
+			return hipErrorOutOfMemory;
+		kp_say_ctl_error(ret);
+		return hipErrorNotInitialized;
+	}
 	*fd = ret;
 	*features = q.features;
 	return hipSuccess;
@@ -266,10 +270,14 @@ static hipError_t pool_create(hipMemPool_t *mem_pool,
 		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
 	dev = device ? pool_props->location.id : 0;
-	err = kp_pick_backend(rt, device, dev, &be);
+	/* Every pool needs /dev/kfdpool: a module that is missing or closed
+	 * to the caller is the answer before any backend is looked at. */
+	if (kp_backend_env_check(device))
+		return hipErrorInvalidValue;
+	err = kp_ctl_or_err(&ctl, &features);
 	if (err)
 		return err;
-	err = kp_ctl_or_err(&ctl, &features);
+	err = kp_pick_backend(rt, device, dev, &be);
 	if (err)
 		return err;
 	if ((pool_props->handleTypes & hipMemHandleTypeFabric) &&
