@@ -20,8 +20,8 @@
  *                 process_vm: "Already a compute VM?"); the same process
  *                 with another file for the GPU gives EBUSY, with the same
  *                 file 0 (kfd_chardev.c, kfd_ioctl_acquire_vm)
- *   memory        ALLOC_MEMORY_OF_GPU keeps a real dma-buf (udmabuf, else
- *                 the system dma-heap) of the size, so that the kfdpool
+ *   memory        ALLOC_MEMORY_OF_GPU keeps a real dma-buf (udmabuf, the
+ *                 system dma-heap or vgem) of the size, so that the kfdpool
  *                 module can pin what EXPORT_DMABUF hands out; MAP/UNMAP,
  *                 FREE, IMPORT_DMABUF (the dma-buf's size is the object's)
  *   libdrm        amdgpu_device_initialize: one device per GPU per
@@ -48,10 +48,11 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/dma-heap.h>
-#include <linux/udmabuf.h>
+/* libdrm's drm.h first: the kernel's, which kfd_ioctl.h includes, uses
+ * __user. */
 #include <drm.h>
 
+#include "kfdpool_util.h"
 #include KFD_IOCTL_H
 
 #define EXPORT __attribute__((visibility("default")))
@@ -295,37 +296,13 @@ EXPORT void *dlopen(const char *name, int flags)
 
 /* ---- amdkfd ---- */
 
+/* A real dma-buf of @size, from the first host exporter the VM has
+ * (udmabuf, the system heap, vgem: kfdpool_util.h). */
 static int new_dmabuf(uint64_t size)
 {
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
-				    .size = size };
-	struct dma_heap_allocation_data a = { .len = size,
-					      .fd_flags = O_RDWR | O_CLOEXEC };
-	int dev, memfd, fd = -1;
-	REAL(ioctl);
+	int fd = kfd_dmabuf_new((size_t)size);
 
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev >= 0) {
-		memfd = (int)syscall(SYS_memfd_create, "kfd-standin",
-				     MFD_ALLOW_SEALING | MFD_CLOEXEC);
-		if (memfd >= 0 && !ftruncate(memfd, (off_t)size) &&
-		    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
-			c.memfd = (uint32_t)memfd;
-			fd = real(dev, UDMABUF_CREATE, &c);
-		}
-		if (memfd >= 0)
-			close(memfd);
-		close(dev);
-		if (fd >= 0)
-			return fd;
-	}
-	dev = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	if (!real(dev, DMA_HEAP_IOCTL_ALLOC, &a))
-		fd = (int)a.fd;
-	close(dev);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 static struct mem *mem_of(uint64_t handle)
@@ -359,7 +336,7 @@ static void log_mem(unsigned int n, uint64_t va, uint64_t size,
 	}
 }
 
-static int kfd_ioctl(struct file *kf, unsigned long req, void *arg)
+static int standin_kfd_ioctl(struct file *kf, unsigned long req, void *arg)
 {
 	if (kf->opener != getpid())
 		return -EBADF;
@@ -475,7 +452,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (!f)
 		return real(fd, req, arg);
-	ret = f->kind == F_KFD ? kfd_ioctl(f, req, arg) : -ENOTTY;
+	ret = f->kind == F_KFD ? standin_kfd_ioctl(f, req, arg) : -ENOTTY;
 	if (ret < 0) {
 		errno = -ret;
 		return -1;
