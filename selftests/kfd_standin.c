@@ -138,37 +138,25 @@ static int which(const char *path)
 	return F_NONE;
 }
 
-EXPORT int open(const char *path, int flags, ...)
-{
-	int kind = which(path);
-	mode_t mode = 0;
-	va_list ap;
-	REAL(open);
-
-	if (kind)
-		return fake_open(kind);
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return real(path, flags, mode);
+/* open and open64 alike: the two names of the node files are fakes. */
+#define OPEN_WRAPPER(name)						\
+EXPORT int name(const char *path, int flags, ...)			\
+{									\
+	int kind = which(path);						\
+	mode_t mode = 0;						\
+	va_list ap;							\
+	REAL(name);							\
+									\
+	if (kind)							\
+		return fake_open(kind);					\
+	va_start(ap, flags);						\
+	if (flags & (O_CREAT | O_TMPFILE))				\
+		mode = va_arg(ap, mode_t);				\
+	va_end(ap);							\
+	return real(path, flags, mode);					\
 }
-
-EXPORT int open64(const char *path, int flags, ...)
-{
-	int kind = which(path);
-	mode_t mode = 0;
-	va_list ap;
-	REAL(open64);
-
-	if (kind)
-		return fake_open(kind);
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return real(path, flags, mode);
-}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
 
 EXPORT int access(const char *path, int mode)
 {
@@ -205,23 +193,17 @@ static FILE *topo(const char *path)
 	return NULL;
 }
 
-EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	REAL(fopen);
-
-	if (!strncmp(path, TOPO, strlen(TOPO)))
-		return topo(path);
-	return real(path, mode);
+#define FOPEN_WRAPPER(name)						\
+EXPORT FILE *name(const char *path, const char *mode)			\
+{									\
+	REAL(name);							\
+									\
+	if (!strncmp(path, TOPO, strlen(TOPO)))				\
+		return topo(path);					\
+	return real(path, mode);					\
 }
-
-EXPORT FILE *fopen64(const char *path, const char *mode)
-{
-	REAL(fopen64);
-
-	if (!strncmp(path, TOPO, strlen(TOPO)))
-		return topo(path);
-	return real(path, mode);
-}
+FOPEN_WRAPPER(fopen)
+FOPEN_WRAPPER(fopen64)
 
 /* ---- libdrm_amdgpu ---- */
 

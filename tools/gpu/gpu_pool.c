@@ -198,6 +198,16 @@ static hipError_t pool_on(hipMemPool_t *pool, hipMemLocationType where,
 	return hipMemPoolCreate(pool, &props);
 }
 
+/* The pool's fd and @p's export data, as an exporter sends them. */
+static hipError_t export_both(hipMemPool_t pool, void *p, int *fd,
+			      hipMemPoolPtrExportData *d)
+{
+	hipError_t e = hipMemPoolExportToShareableHandle(fd, pool,
+			hipMemHandleTypePosixFileDescriptor, 0);
+
+	return e ? e : hipMemPoolExportPointer(d, p);
+}
+
 /* A device pool on device 0, or why not (NOTRUN printed). */
 static int device_pool(hipMemPool_t *pool, size_t gran, size_t max_size)
 {
@@ -350,10 +360,7 @@ static int share_exporter(int sock)
 		e = hipDeviceSynchronize();
 	if (!step(!e, "exporter: 1 MiB allocated, hipMemset 0x5a", e))
 		return FAIL;
-	e = hipMemPoolExportToShareableHandle(&fd, pool,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolExportPointer(&d, p);
+	e = export_both(pool, p, &fd, &d);
 	if (!step(!e, "exporter: pool and pointer exported", e))
 		return FAIL;
 	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
@@ -468,10 +475,7 @@ static int chunk_dmabuf(int canary)
 		e = hipDeviceSynchronize();
 	if (!step(!e, "64 KiB allocated (and a canary hipMalloc)", e))
 		return FAIL;
-	e = hipMemPoolExportToShareableHandle(&fd, pool,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolExportPointer(&d, p);
+	e = export_both(pool, p, &fd, &d);
 	if (!step(!e, "exported", e))
 		return FAIL;
 	memcpy(&rec, &d, sizeof(rec));
@@ -553,10 +557,7 @@ static int fwm_exporter(int sock)
 	if (!e)
 		e = hipDeviceSynchronize();
 	if (!e)
-		e = hipMemPoolExportToShareableHandle(&fd, pool,
-				hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolExportPointer(&d, p);
+		e = export_both(pool, p, &fd, &d);
 	if (!step(!e, "exporter: 2 MiB of 0x11 exported", e))
 		return FAIL;
 	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
