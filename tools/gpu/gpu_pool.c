@@ -208,6 +208,29 @@ static hipError_t export_both(hipMemPool_t pool, void *p, int *fd,
 	return e ? e : hipMemPoolExportPointer(d, p);
 }
 
+/*
+ * The importer's side of export_both: wait for the exporter's go ('S':
+ * it could not run), take the pool's fd and the export data, import both.
+ * NOTRUN or FAIL, else 0 with the runtime's answer in *e.
+ */
+static int import_both(int sock, hipMemPool_t *pool, void **q, int *fd,
+		       hipError_t *e)
+{
+	hipMemPoolPtrExportData d;
+	char c = 0;
+
+	if (xfer(sock, &c, 1, 0) || c == 'S')
+		return NOTRUN;
+	*fd = recv_fd(sock);
+	if (*fd < 0 || xfer(sock, &d, sizeof(d), 0))
+		return FAIL;
+	*e = hipMemPoolImportFromShareableHandle(pool, (void *)(intptr_t)*fd,
+			hipMemHandleTypePosixFileDescriptor, 0);
+	if (!*e)
+		*e = hipMemPoolImportPointer(q, *pool, &d);
+	return 0;
+}
+
 /* A device pool on device 0, or why not (NOTRUN printed). */
 static int device_pool(hipMemPool_t *pool, size_t gran, size_t max_size)
 {
@@ -384,23 +407,16 @@ static int share_exporter(int sock)
 static int share_importer(int sock)
 {
 	unsigned char *buf = malloc(MIB);
-	hipMemPoolPtrExportData d;
 	hipPointerAttribute_t at;
 	hipMemPool_t pool;
 	hipError_t e;
 	char c = 0;
 	void *q;
-	int fd;
+	int fd, r;
 
-	if (xfer(sock, &c, 1, 0) || c == 'S')
-		return NOTRUN;
-	fd = recv_fd(sock);
-	if (fd < 0 || xfer(sock, &d, sizeof(d), 0) || !buf)
-		return FAIL;
-	e = hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolImportPointer(&q, pool, &d);
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
 	if (!step(!e, "importer: pool and pointer imported", e))
 		return FAIL;
 	e = hipPointerGetAttributes(&at, q);
@@ -589,22 +605,15 @@ static int fwm_exporter(int sock)
 static int fwm_importer(int sock)
 {
 	unsigned char *buf = malloc(2 * MIB);
-	hipMemPoolPtrExportData d;
 	hipMemPool_t pool;
 	hipError_t e;
 	char c = 0;
 	void *q;
-	int fd, ok;
+	int fd, ok, r;
 
-	if (xfer(sock, &c, 1, 0) || c == 'S')
-		return NOTRUN;
-	fd = recv_fd(sock);
-	if (fd < 0 || xfer(sock, &d, sizeof(d), 0) || !buf)
-		return FAIL;
-	e = hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolImportPointer(&q, pool, &d);
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
 	if (!e)
 		e = hipMemcpy(buf, q, 2 * MIB, hipMemcpyDeviceToHost);
 	if (!step(!e && all_bytes(buf, 2 * MIB, 0x11),
