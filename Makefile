@@ -16,9 +16,10 @@
 #   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make gpu-check        on an AMD GPU node with ROCm, as root, on the host: the
-#                         module, the kselftests and a device pool shared by two
-#                         processes through the real HIP runtime (builds and
-#                         runs nothing else where there is no GPU)
+#                         runtime's version and the device path, the module, the
+#                         kselftests and the named checks of the device paths
+#                         through the real HIP runtime (where there is no GPU it
+#                         builds everything and names each check it did not run)
 #   make deps             install the Debian packages all of this needs and
 #                         fetch the test kernels into the cache (never
 #                         installing a kernel on this machine)

@@ -8,7 +8,8 @@ KHDR_DIR := $(BUILD)/ksft/tools/testing/selftests
 selftests: ksft lib
 	@mkdir -p $(SELFTESTS_OUT)
 	$(MAKE) -C $(SRC)/selftests KSFT_DIR=$(KHDR_DIR) \
-		OUTPUT=$(SELFTESTS_OUT) LIBKFDPOOL=$(LIBDIR_OUT)
+		OUTPUT=$(SELFTESTS_OUT) LIBKFDPOOL=$(LIBDIR_OUT) \
+		KFD_IOCTL_H=$(KFD_IOCTL_H)
 
 # The kselftests built and run from a kernel tree (linux-source-6.12's
 # kselftest framework), as kernel developers run them: TAP lines.
@@ -19,9 +20,10 @@ ksft-tree-check: lib
 # The HIP programs of the suite built with another Debian release's HIP
 # headers and linked with its runtime, in a root of that release
 # (tools/roots): make hiprt-progs-trixie (HIP 5.7), hiprt-progs-sid (HIP
-# 6.4) put them in $(BUILD)/hiprt/SUITE: the coexistence kselftests, the
-# examples (share_pool) and the unit test of HIP's types, with the
-# runtime's name and version in its file "runtime".  They run in that
+# 6.4) put them in $(BUILD)/hiprt/SUITE: the coexistence kselftests and
+# the examples (share_pool, README's first program), with the runtime's
+# name and version in its file "runtime".  (make unit checks kfdpool's
+# types against each root's HIP headers: hip_abi_test-SUITE-*.)  They run in that
 # root only (tools/vm/suite --hip SUITE); the libraries are this machine's.
 HIPRT_TESTS := $(patsubst $(SRC)/selftests/%.c,%,$(wildcard $(SRC)/selftests/lib_hiprt_*_test.c))
 # share_pool's HIP builds, and README's first program (README's compile
@@ -43,4 +45,3 @@ hiprt-progs:
 		LIBKFDPOOL=$(LIBDIR_OUT) $(addprefix $(HIPRT_OUT)/selftests/,$(HIPRT_TESTS))
 	$(MAKE) -f $(SRC)/Makefile EXAMPLES_OUT=$(HIPRT_OUT)/examples \
 		$(addprefix $(HIPRT_OUT)/examples/,$(HIPRT_EXAMPLES))
-	$(MAKE) -f $(SRC)/Makefile UNIT_OUT=$(HIPRT_OUT)/unit $(HIPRT_OUT)/unit/hip_abi_test

@@ -9,18 +9,18 @@
 # - libkfdpool (src/native/): the native C API over the ioctls and io_uring.
 #   It exports kfdpool_* only (version KFDPOOL_1.0), no hip* name, so it is
 #   safe in any process.  liburing.a is linked in, its symbols hidden.
-# - libkfdpool-hip (src/hip/ over src/pool/ and src/chunk/): HIP's mempool
+# - libkfdpool-hip (src/hip/ over src/pool/, src/chunk/ and src/rt/): HIP's mempool
 #   API with the runtime's symbol versions, and the kfdpool* extensions
 #   (KFDPOOL_HIP_1.0).  Linked against libkfdpool (found next to it:
 #   RUNPATH $ORIGIN), libdrm.a inside; never against a HIP runtime, which
-#   it finds at run time (src/hip/hip_runtime.c).
+#   it finds at run time (src/rt/runtime.c).
 # The static archives leave liburing and libdrm to the program (the .pc
 # files' Libs.private say so; a shared link needs neither -dev package).
 
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
 NATIVE_SRCS := $(wildcard $(SRC)/userlib/src/native/*.c)
-HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/pool/*.c \
+HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/rt/*.c $(SRC)/userlib/src/pool/*.c \
 	$(SRC)/userlib/src/chunk/*.c $(SRC)/userlib/src/hip/*.c)
 NATIVE_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(NATIVE_SRCS))
 HIPLIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(HIPLIB_SRCS))
@@ -133,6 +133,45 @@ $(UNIT_OUT)/hip_rename.h: $(SRC)/userlib/include/kfdpool_hip_types.h
 $(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c $(UNIT_OUT)/hip_rename.h $(LIB_HDRS) $(LIB_SO) | ksft
 	$(CC) $(UNIT_CFLAGS) $(if $(HIP_API_H),-DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__) \
 		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
+
+# The same against the HIP headers of other releases, where their roots
+# are in the cache (Debian 13's HIP 5.7, unstable's 6.4: HIP_ROOTS/NAME/
+# [root/]usr/include/hip), each seen alone (a directory holding only its
+# hip/ and hsa/): the type check, and the HIP mempool IPC programs of
+# examples/ (share_pool, exporter, importer) compiled and linked with
+# libkfdpool-hip.  A root's libamdhip64 runs only in that release:
+# linking it is the release roots' job.
+HIP_ROOTS ?= $(KFDPOOL_CACHE)/roots
+HIP_IPC_EXAMPLES := share_pool.c exporter.c importer.c
+# A root NAME's headers are in NAME/usr/include or, in the release roots
+# of tools' cache, NAME/root/usr/include: hipinc-NAME.
+HIP_OTHER_H := $(wildcard $(HIP_ROOTS)/*/usr/include/hip/hip_runtime_api.h \
+	$(HIP_ROOTS)/*/root/usr/include/hip/hip_runtime_api.h)
+hip_root_name = $(firstword $(subst /, ,$(patsubst $(HIP_ROOTS)/%,%,$(1))))
+$(foreach h,$(HIP_OTHER_H),$(eval hipinc-$(call hip_root_name,$(h)) := \
+	$(patsubst %/hip/hip_runtime_api.h,%,$(h))))
+HIP_OTHER := $(foreach h,$(HIP_OTHER_H),$(call hip_root_name,$(h)))
+UNIT_BINS += $(patsubst %,$(UNIT_OUT)/hip_abi_test-%,$(HIP_OTHER))
+# (A stamp of our own: a target reached through the links would be the
+# root's file, which make may delete as an intermediate.)
+$(UNIT_OUT)/hiphdr-%.stamp:
+	@mkdir -p $(UNIT_OUT)/hiphdr-$*
+	ln -sfn $(hipinc-$*)/hip $(UNIT_OUT)/hiphdr-$*/hip
+	$(if $(wildcard $(hipinc-$*)/hsa),ln -sfn $(hipinc-$*)/hsa $(UNIT_OUT)/hiphdr-$*/hsa)
+	touch $@
+.PRECIOUS: $(UNIT_OUT)/hiphdr-%.stamp
+$(UNIT_OUT)/hip_abi_test-%: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c \
+		$(UNIT_OUT)/hiphdr-%.stamp $(UNIT_OUT)/hip_rename.h \
+		$(addprefix $(SRC)/examples/,$(HIP_IPC_EXAMPLES)) $(LIB_HDRS) $(LIB_SO) | ksft
+	for x in $(basename $(HIP_IPC_EXAMPLES)); do \
+		$(CC) $(LIB_CSTD) -O2 $(WARNFLAGS) -Wno-missing-prototypes -Werror \
+		-D__HIP_PLATFORM_AMD__ -isystem $(UNIT_OUT)/hiphdr-$* $(LIB_CPPFLAGS) \
+		-o $(UNIT_OUT)/$$x-$* $(SRC)/examples/$$x.c \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lkfdpool || exit 1; \
+	done
+	$(CC) $(UNIT_CFLAGS) -DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__ \
+		-isystem $(UNIT_OUT)/hiphdr-$* -o $@ $< \
+		$(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
 
 $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)

@@ -14,10 +14,11 @@
  * where current HIP has maxSize + reserved[56]: the layout is the same, and
  * the first 8 reserved bytes are the maximum size.
  *
- * Streams: with a HIP runtime that has a device, pools keep HIP's stream
+ * Streams: beside a HIP runtime that has a device, pools keep HIP's stream
  * order (a block freed on one stream goes to another only as HIP's reuse
- * rules allow); without one there is no GPU work to order, and any
- * hipStream_t value (0 included) is accepted.
+ * rules allow; docs/library.md, "Stream order") and streams are checked as
+ * the runtime checks them; without one there is no GPU work to order, and
+ * any hipStream_t value (0 included) is accepted.
  *
  * libkfdpool-hip is linked before libamdhip64 (pkg-config --libs
  * kfdpool-hip first), preloaded, or used alone: beside a runtime it serves
@@ -91,6 +92,12 @@ hipError_t hipMemPoolImportPointer(void **dev_ptr, hipMemPool_t mem_pool,
 				   hipMemPoolPtrExportData *export_data);
 const char *hipGetErrorName(hipError_t hip_error);
 const char *hipGetErrorString(hipError_t hip_error);
+/* The thread's last error, as clr keeps it: every call writes it. */
+hipError_t hipGetLastError(void);
+hipError_t hipPeekAtLastError(void);
+/* kfdpool's pools are not made a device's current pool:
+ * hipErrorInvalidValue (any other pool is the runtime's). */
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
 
 /* ---- libkfdpool extensions ---- */
 

@@ -82,6 +82,26 @@ KFDPOOL_EXPORT const char *hipGetErrorString(hipError_t hip_error)
 }
 
 /*
+ * The thread's last error: the runtime's, except that it answers kfdpool's
+ * own calls as clr would answer the same calls (rt/runtime.h); without a
+ * runtime, kfdpool's calls' alone.
+ */
+KFDPOOL_EXPORT hipError_t hipGetLastError(void)
+{
+	return kp_rt_last_error(1, 0);
+}
+
+KFDPOOL_EXPORT hipError_t hipExtGetLastError(void)
+{
+	return kp_rt_last_error(1, 1);
+}
+
+KFDPOOL_EXPORT hipError_t hipPeekAtLastError(void)
+{
+	return kp_rt_last_error(0, 0);
+}
+
+/*
  * The mapping docs/library.md documents.  Argument errors never get here:
  * they are hipErrorInvalidValue before any system call.
  */
