@@ -22,9 +22,9 @@ ksft-tree-check: lib
 # (tools/roots): make hiprt-progs-trixie (HIP 5.7), hiprt-progs-sid (HIP
 # 6.4) put them in $(BUILD)/hiprt/SUITE: the coexistence kselftests and
 # the examples (share_pool, README's first program), with the runtime's
-# name and version in its file "runtime".  (make unit checks kfdpool's
-# types against each root's HIP headers: hip_abi_test-SUITE-*.)  They run in that
-# root only (tools/vm/suite --hip SUITE); the libraries are this machine's.
+# name and version in its file "runtime".  They run in that root only
+# (tools/vm/suite --hip SUITE); the libraries are this machine's.  (make
+# unit checks kfdpool's types against each root's HIP headers.)
 HIPRT_TESTS := $(patsubst $(SRC)/selftests/%.c,%,$(wildcard $(SRC)/selftests/lib_hiprt_*_test.c))
 # share_pool's HIP builds, and README's first program (README's compile
 # line, the root's runtime linked).
