@@ -88,39 +88,18 @@ static struct hiprt_api rt;		/* libamdhip64's own functions */
 static const char *rt_path;
 static int rt_no_device;		/* the runtime answers NoDevice */
 static int rt_version;			/* its HIP_VERSION, 0 if it says none */
-static int rt_exports_device_memory;	/* for kfdpool's device pools */
 static void *rt_handle;			/* libamdhip64 */
 
 static hipError_t rt_foreign_ptr;	/* its hipFree of a pointer not its */
 
 /*
  * Without a GPU a runtime refuses what needs one with an error of its own
- * release: hipErrorInvalidDevice (5.2 for any pointer, later releases for
- * a device they do not have) or hipErrorNoDevice (5.7 and 6.4 for a
- * pointer).
+ * release: hipErrorInvalidDevice (5.2 for a pointer it does not know) or
+ * hipErrorNoDevice (5.7 and 6.4 for that, and 6.4 for any lookup).
  */
 static int rt_no_gpu_error(hipError_t e)
 {
 	return e == hipErrorInvalidDevice || e == hipErrorNoDevice;
-}
-
-/*
- * Whether the runtime can export device memory as a dma-buf, which
- * kfdpool's device pools beside it need: ROCr's
- * hsa_amd_portable_export_dmabuf (ROCm 5.6 on), or hipMemCreate memory
- * exported with hipMemExportToShareableHandle (ROCm 6.0 on).  Asked of
- * the runtime's own libraries, not of kfdpool.
- */
-static int rt_can_export_device_memory(void *hip)
-{
-	void *hsa = dlopen("libhsa-runtime64.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	int dmabuf = hsa && dlsym(hsa, "hsa_amd_portable_export_dmabuf");
-
-	if (hsa)
-		dlclose(hsa);
-	return dmabuf || (rt_version >= 60000000 &&
-			  dlsym(hip, "hipMemCreate") &&
-			  dlsym(hip, "hipMemExportToShareableHandle"));
 }
 
 static void hiprt_setup(void)
@@ -155,7 +134,6 @@ static void hiprt_setup(void)
 		rt_version = 0;
 	if (rt.hipFree)
 		rt_foreign_ptr = rt.hipFree(&rt_foreign_ptr);
-	rt_exports_device_memory = rt_can_export_device_memory(h);
 }
 
 /* The file a function of the table comes from. */
@@ -199,11 +177,10 @@ TEST(the_runtime_is_loaded_and_kfdpool_comes_first)
 TEST(the_runtime_is_the_headers_release)
 {
 	ASSERT_NE(0, rt_version) TH_LOG("hipRuntimeGetVersion failed");
-	TH_LOG("runtime HIP %d.%d.%d, headers HIP %d.%d.%d; device memory %s",
+	TH_LOG("runtime HIP %d.%d.%d, headers HIP %d.%d.%d",
 	       rt_version / 10000000, rt_version / 100000 % 100,
 	       rt_version % 100000, HIP_VERSION_MAJOR, HIP_VERSION_MINOR,
-	       HIP_VERSION_PATCH,
-	       rt_exports_device_memory ? "exportable" : "not exportable");
+	       HIP_VERSION_PATCH);
 	EXPECT_EQ(HIP_VERSION_MAJOR, rt_version / 10000000);
 	EXPECT_EQ(HIP_VERSION_MINOR, rt_version / 100000 % 100);
 	TH_LOG("hipFree of a pointer it does not know: %d", rt_foreign_ptr);
@@ -535,17 +512,15 @@ static void create_twice(void *arg)
 }
 
 /*
- * An IPC device pool is kfdpool's.  Beside a runtime that cannot export
- * device memory (HIP 5.2) it is refused, hipErrorNotSupported, said once;
- * beside one that can (5.7: ROCr's dma-buf export, 6.x: hipMemCreate) its
- * memory is the runtime's, which without a GPU refuses it with its own
- * error for a device it does not have, and kfdpool says nothing.
+ * An IPC device pool is kfdpool's.  Without a GPU no runtime can give it
+ * device memory to share, whatever its release can do on one (5.2 has no
+ * way to export device memory; 5.7 and 6.4 have, but their device answers
+ * no): refused, hipErrorNotSupported, and said once, naming why.
  */
 TEST(device_pools_fail_beside_the_runtime)
 {
 	struct create_args a;
 	hipMemPool_t pool;
-	hipError_t want;
 	char out[4096];
 
 	memset(&a, 0, sizeof(a));
@@ -553,25 +528,18 @@ TEST(device_pools_fail_beside_the_runtime)
 	a.props.location.type = hipMemLocationTypeDevice;
 	a.props.handleTypes = hipMemHandleTypePosixFileDescriptor;
 	unsetenv("KFDPOOL_BACKEND");
-	EXPECT_EQ(!rt_exports_device_memory,
-		  stderr_lines_of(create_twice, &a, out, sizeof(out)))
+	EXPECT_EQ(1, stderr_lines_of(create_twice, &a, out, sizeof(out)))
 		TH_LOG("stderr: %s", out);
-	want = a.ret[0];
-	TH_LOG("device IPC pool: %d", want);
-	if (rt_exports_device_memory) {
-		EXPECT_TRUE(rt_no_device && rt_no_gpu_error(want));
-	} else {
-		EXPECT_EQ(hipErrorNotSupported, want);
-	}
-	EXPECT_EQ(want, a.ret[1]);
-	EXPECT_EQ(!rt_exports_device_memory,
-		  strstr(out, "kfdpool: device pools") != NULL);
+	TH_LOG("%s", out);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[1]);
+	EXPECT_TRUE(strstr(out, "kfdpool: device pools") != NULL);
 	/* KFDPOOL_POOLS=all takes pools without handle types too. */
 	a.props.handleTypes = hipMemHandleTypeNone;
 	setenv("KFDPOOL_POOLS", "all", 1);
 	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)))
 		TH_LOG("stderr: %s", out);
-	EXPECT_EQ(want, a.ret[0]);
+	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
 	/* The default, "ipc": the runtime's pool. */
 	setenv("KFDPOOL_POOLS", "ipc", 1);
 	EXPECT_EQ(0, stderr_lines_of(create_twice, &a, out, sizeof(out)));
