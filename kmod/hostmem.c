@@ -48,7 +48,6 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
-#include <linux/pagevec.h>
 #include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
 #include <linux/shmem_fs.h>
@@ -57,6 +56,18 @@
 #include <linux/vmalloc.h>
 
 #include "kfdpool.h"
+
+#ifdef KFDPOOL_HAVE_FOLIO_BATCH_H
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
+
+#if !defined(KFDPOOL_HAVE_IOSYS_MAP) && defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+/* The same structure under its earlier name. */
+#define iosys_map		dma_buf_map
+#define iosys_map_set_vaddr	dma_buf_map_set_vaddr
+#endif
 
 /*
  * Pages fail (-ENOMEM) rather than invoke the OOM killer, globally and in
@@ -103,6 +114,7 @@ struct kfdpool_hostmem_attachment {
 	bool mapped;
 };
 
+#ifdef KFDPOOL_HAVE_FOLIO_BATCH
 static struct folio *kfdpool_shmem_folio(struct address_space *mapping,
 					 pgoff_t index)
 {
@@ -147,14 +159,71 @@ static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
 }
 
 /*
+ * Put the shmem folio holding page @i into @hm->pages (a reference on it),
+ * marked dirty; the number of pages it filled, or -errno.
+ */
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm,
+				 struct address_space *mapping, pgoff_t i)
+{
+	struct folio *folio;
+	pgoff_t n, end;
+
+	folio = kfdpool_shmem_folio(mapping, i);
+	if (IS_ERR(folio))
+		return PTR_ERR(folio);
+	folio_mark_dirty(folio);
+	end = min_t(pgoff_t, hm->npages, folio->index + folio_nr_pages(folio));
+	for (n = i; n < end; n++)
+		hm->pages[n] = folio_file_page(folio, n);
+	return end - i;
+}
+#else
+/* Without folios: a reference on each page, page vectors to drop them. */
+static void kfdpool_hostmem_release_batch(struct pagevec *pvec)
+{
+	check_move_unevictable_pages(pvec);
+	pagevec_release(pvec);
+	cond_resched();
+}
+
+static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
+{
+	struct pagevec pvec;
+	pgoff_t i;
+
+	mapping_clear_unevictable(hm->shmem->f_mapping);
+	pagevec_init(&pvec);
+	for (i = 0; i < hm->npopulated; i++)
+		if (!pagevec_add(&pvec, hm->pages[i]))
+			kfdpool_hostmem_release_batch(&pvec);
+	if (pagevec_count(&pvec))
+		kfdpool_hostmem_release_batch(&pvec);
+	hm->npopulated = 0;
+}
+
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm,
+				 struct address_space *mapping, pgoff_t i)
+{
+	struct page *page;
+
+	page = shmem_read_mapping_page_gfp(mapping, i, KFDPOOL_HOSTMEM_GFP);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	set_page_dirty(page);
+	hm->pages[i] = page;
+	return 1;
+}
+#endif
+
+/*
  * Allocate every page, charging each to the caller's memory cgroup.  A
  * fatal signal stops it (a dying task need not finish a gigabyte).
  */
 static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 {
 	struct address_space *mapping = hm->shmem->f_mapping;
-	struct folio *folio;
-	pgoff_t i = 0, end;
+	pgoff_t i = 0;
+	long n;
 
 	/* Also what shmem uses for any later page of this file. */
 	mapping_set_gfp_mask(mapping, KFDPOOL_HOSTMEM_GFP);
@@ -162,21 +231,15 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 	while (i < hm->npages) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		folio = kfdpool_shmem_folio(mapping, i);
-		if (IS_ERR(folio))
-			return PTR_ERR(folio);
 		/*
-		 * shmem leaves a new folio clean, and reclaim may drop a clean
-		 * one once a mapping outlives the buffer: what a device or
-		 * vmap wrote would read back as zeroes.
+		 * Marked dirty: shmem leaves a new folio clean, and reclaim
+		 * may drop a clean one once a mapping outlives the buffer:
+		 * what a device or vmap wrote would read back as zeroes.
 		 */
-		folio_mark_dirty(folio);
-		end = min_t(pgoff_t, hm->npages,
-			    folio->index + folio_nr_pages(folio));
-		while (i < end) {
-			hm->pages[i] = folio_file_page(folio, i);
-			i++;
-		}
+		n = kfdpool_hostmem_read(hm, mapping, i);
+		if (n < 0)
+			return n;
+		i += n;
 		hm->npopulated = i;
 		cond_resched();
 	}
@@ -230,7 +293,11 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	 * shmem_kernel_file_setup() would spare LSM labelling, but 6.1 does
 	 * not export it.
 	 */
+#ifdef KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS
+	shmem = shmem_file_setup("kfdpool", hm->size, EMPTY_VMA_FLAGS);
+#else
 	shmem = shmem_file_setup("kfdpool", hm->size, 0);
+#endif
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
 		goto err;
@@ -264,9 +331,16 @@ static int kfdpool_hostmem_attach(struct dma_buf *dmabuf,
 		return -ENOMEM;
 	seg = max_t(unsigned int, dma_get_max_seg_size(attach->dev),
 		    PAGE_SIZE);
+#ifdef KFDPOOL_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
 	ret = sg_alloc_table_from_pages_segment(&a->sgt, hm->pages,
 						hm->npages, 0, hm->size,
 						seg, GFP_KERNEL);
+#else
+	ret = PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(&a->sgt, hm->pages,
+							  hm->npages, 0,
+							  hm->size, seg, NULL,
+							  0, GFP_KERNEL));
+#endif
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -354,6 +428,26 @@ static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 	return 0;
 }
 
+#ifndef KFDPOOL_HAVE_VFS_MMAP
+#define vfs_mmap	call_mmap
+#endif
+
+#ifndef KFDPOOL_HAVE_IS_COW_MAPPING
+static inline bool is_cow_mapping(vm_flags_t flags)
+{
+	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
+}
+#endif
+
+#ifndef KFDPOOL_HAVE_VMA_SET_FILE
+static void vma_set_file(struct vm_area_struct *vma, struct file *file)
+{
+	get_file(file);
+	swap(vma->vm_file, file);
+	fput(file);
+}
+#endif
+
 /*
  * The vma becomes a mapping of the shmem file, with shmem's vm_ops: the
  * core checked the range against the dma-buf's size, and mmap_region()
@@ -368,7 +462,7 @@ static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 	/* A private copy would not be shared memory. */
 	if (is_cow_mapping(vma->vm_flags))
 		return -EINVAL;
-	ret = call_mmap(hm->shmem, vma);
+	ret = vfs_mmap(hm->shmem, vma);
 	if (ret)
 		return ret;
 	vma_set_file(vma, hm->shmem);
@@ -376,33 +470,60 @@ static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 }
 
 /* The core counts vmaps: this runs for the first, vunmap for the last. */
-static int kfdpool_hostmem_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+static void *kfdpool_hostmem_vmap_pages(struct dma_buf *dmabuf)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 	void *vaddr;
 
 	if (hm->npages > UINT_MAX)
-		return -E2BIG;
+		return ERR_PTR(-E2BIG);
 	vaddr = vmap(hm->pages, hm->npages, VM_MAP, PAGE_KERNEL);
 	if (!vaddr)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	mutex_lock(&hm->lock);
 	hm->vaddr = vaddr;
 	mutex_unlock(&hm->lock);
-	iosys_map_set_vaddr(map, vaddr);
-	return 0;
+	return vaddr;
 }
 
-static void kfdpool_hostmem_vunmap(struct dma_buf *dmabuf,
-				   struct iosys_map *map)
+static void kfdpool_hostmem_vunmap(struct dma_buf *dmabuf, void *vaddr)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 
 	mutex_lock(&hm->lock);
 	hm->vaddr = NULL;
 	mutex_unlock(&hm->lock);
-	vunmap(map->vaddr);
+	vunmap(vaddr);
 }
+
+#if defined(KFDPOOL_HAVE_IOSYS_MAP) || defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+static int kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf,
+				   struct iosys_map *map)
+{
+	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
+
+	if (IS_ERR(vaddr))
+		return PTR_ERR(vaddr);
+	iosys_map_set_vaddr(map, vaddr);
+	return 0;
+}
+
+static void kfdpool_hostmem_vunmap_op(struct dma_buf *dmabuf,
+				      struct iosys_map *map)
+{
+	kfdpool_hostmem_vunmap(dmabuf, map->vaddr);
+}
+#else
+/* Older kernels' vmap returns the address, NULL for any failure. */
+static void *kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf)
+{
+	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
+
+	return IS_ERR(vaddr) ? NULL : vaddr;
+}
+
+#define kfdpool_hostmem_vunmap_op	kfdpool_hostmem_vunmap
+#endif
 
 /* The last reference: no attachment, no vmap, no fd is left. */
 static void kfdpool_hostmem_release(struct dma_buf *dmabuf)
@@ -421,8 +542,8 @@ static const struct dma_buf_ops kfdpool_hostmem_ops = {
 	.begin_cpu_access = kfdpool_hostmem_begin_cpu,
 	.end_cpu_access = kfdpool_hostmem_end_cpu,
 	.mmap = kfdpool_hostmem_mmap,
-	.vmap = kfdpool_hostmem_vmap,
-	.vunmap = kfdpool_hostmem_vunmap,
+	.vmap = kfdpool_hostmem_vmap_op,
+	.vunmap = kfdpool_hostmem_vunmap_op,
 	.release = kfdpool_hostmem_release,
 };
 

@@ -51,9 +51,12 @@
 #endif
 
 #if IS_ENABLED(CONFIG_IO_URING) && \
-	(defined(KFDPOOL_HAVE_URING_CMD_H) || \
+	(defined(KFDPOOL_HAVE_URING_CMD_SQE128) || \
+	 defined(KFDPOOL_HAVE_URING_CMD_H) || \
 	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
 #define KFDPOOL_HAVE_URING	1
+#elif IS_ENABLED(CONFIG_IO_URING) && defined(KFDPOOL_HAVE_FOPS_URING_CMD)
+#error "kfdpool: unknown io_uring command API (see kmod/probes/uring_cmd_*.c)"
 #endif
 
 /* Bytes of a record's nonce. */

@@ -25,6 +25,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/pid.h>
 #include <linux/slab.h>

@@ -160,6 +160,8 @@ void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
  * (and may refuse, security_file_receive()) each file handed out.  Where
  * the kernel's receive_fd() takes @ufd, the number is written there before
  * the fd goes live; when the fd cannot be installed the command is undone.
+ * Kernels that do not export receive_fd() get the fd as dma_buf_fd() gives
+ * one, without that hook.
  *
  * Return: the new fd (O_CLOEXEC), 0 when @fdo holds no file, or -errno.
  */
@@ -172,8 +174,20 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 		kfdpool_fd_out_init(fdo);
 		return 0;
 	}
-#ifdef KFDPOOL_HAVE_RECEIVE_FD_UFD
+#if defined(KFDPOOL_HAVE_RECEIVE_FD_UFD)
 	fd = receive_fd(file, ufd, O_CLOEXEC);
+#elif !defined(KFDPOOL_HAVE_EXPORT_RECEIVE_FD)
+	/*
+	 * The kernel keeps its receive path from modules: install the fd as
+	 * dma_buf_fd() does, its number written first.
+	 */
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd >= 0 && ufd && put_user(fd, ufd)) {
+		put_unused_fd(fd);
+		fd = -EFAULT;
+	}
+	if (fd >= 0)
+		fd_install(fd, get_file(file));
 #else
 	fd = receive_fd(file, O_CLOEXEC);
 	if (fd >= 0 && ufd && put_user(fd, ufd)) {
@@ -188,7 +202,7 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 		fd = -EFAULT;
 	}
 #endif
-	/* receive_fd() took the fd table's own reference. */
+	/* The fd table took its own reference. */
 	fput(file);
 	if (fd < 0 && fdo->undo)
 		fdo->undo(fdo);

@@ -76,6 +76,22 @@ static bool kfdpool_serial_less(struct rb_node *a, const struct rb_node *b)
 	       rb_entry(b, struct kfdpool_pool, serial_node)->serial;
 }
 
+#ifndef KFDPOOL_HAVE_RB_ADD
+/* What rb_add() does where the kernel lacks it. */
+static void rb_add(struct rb_node *node, struct rb_root *tree,
+		   bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &tree->rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = less(node, parent) ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color(node, tree);
+}
+#endif
+
 /* Take @pool off kfdpool_pools and its index; kfdpool_pools_lock held. */
 void kfdpool_pool_unlist(struct kfdpool_pool *pool)
 {

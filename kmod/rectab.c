@@ -31,6 +31,7 @@
  *
  * Everything here runs under the pool's lock.
  */
+#include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
 
