@@ -4,18 +4,22 @@
 #
 #   make                  module for KDIR (default: the running kernel) + library
 #   make modules KVER=R   module for kernel release R, installed or a test
-#                         kernel of the cache (6.12, 6.1: tools/kernels)
+#                         kernel of the cache (6.12, 6.1, 5.10, newest:
+#                         tools/kernels)
 #   make lib              libkfdpool (native API) and libkfdpool-hip (HIP API):
 #                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
+#   make examples         examples/: README's exporter and importer,
+#                         pool_info (native API), share_pool (make demo's)
 #   make check            every test, ending with "N passed, N failed"
 #   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make gpu-check        on an AMD GPU node with ROCm, as root, on the host: the
-#                         module, the kselftests and a device pool shared by two
-#                         processes through the real HIP runtime (builds and
-#                         runs nothing else where there is no GPU)
+#                         runtime's version and the device path, the module, the
+#                         kselftests and the named checks of the device paths
+#                         through the real HIP runtime (where there is no GPU it
+#                         builds everything and names each check it did not run)
 #   make deps             install the Debian packages all of this needs and
 #                         fetch the test kernels into the cache (never
 #                         installing a kernel on this machine)
@@ -34,6 +38,12 @@ endif
 KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),\
 	$(shell $(SRC)/tools/kernels --kdir $(KVER) 2>/dev/null),/lib/modules/$(KVER)/build)
 KOUT ?= $(BUILD)/kmod/$(if $(filter command line,$(origin KDIR)),$(subst /,_,$(KDIR)),$(KVER))
+# Kernels whose headers want another Debian release's compiler and C
+# library (5.10, newest) are built in a root of that release (tools/roots,
+# made once into the cache), with the same paths inside.
+KBUILD_SUITE = $(shell $(SRC)/tools/kernels --build-suite $(KVER))
+KBUILD_IN = $(if $(KBUILD_SUITE),$(SRC)/tools/roots --run $(KBUILD_SUITE) \
+	--bind $(KOUT) --bind $(BUILD) --bind $(KDIR) --)
 
 # Every host test program runs through this (NAME COMMAND...), so that
 # tools/check counts its tests against its KTAP plan (tools/ktap-count).
@@ -64,7 +74,7 @@ modules:
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
-	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
+	$(KBUILD_IN) $(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
 # A test-only dma-buf importer that the selftests load (tools/vm/run puts
@@ -74,7 +84,7 @@ test-modules: modules
 	@mkdir -p $(KOUT)/importer
 	@ln -sfn $(SRC)/selftests/importer/Kbuild $(KOUT)/importer/Kbuild
 	@ln -sfn $(SRC)/selftests/importer/kfdpool_importer.c $(KOUT)/importer/
-	$(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
+	$(KBUILD_IN) $(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk
@@ -101,10 +111,15 @@ checkpatch: ksft
 demo:
 	$(SRC)/tools/demo
 
-# Your own program in the VM, as README shows it (TAP lines).
-.PHONY: vm-add-check
+# Your own program in the VM, as HACKING.md shows it (TAP lines).
+.PHONY: vm-add-check examples-check
 vm-add-check: lib
 	$(SRC)/tools/vm/add-check $(SRC) $(BUILD)
+
+# README's exporter | importer, pool_info and the first-hour errors, in the
+# 6.12 VM with and without the module (TAP lines).
+examples-check: lib
+	$(SRC)/tools/vm/examples-check $(SRC) $(BUILD)
 
 check:
 	$(SRC)/tools/check
@@ -114,6 +129,13 @@ coverage:
 
 gpu-check:
 	$(SRC)/tools/gpu-check
+
+# Nothing tools/deps installs can bring a kernel, an initramfs or a boot
+# loader entry onto this machine (its package closure, from apt).
+.PHONY: deps-check
+deps-check:
+	@$(KTAP_RUN) deps-check $(SRC)/tools/deps --check
+unit: deps-check
 
 # The harness's counting rules, proven on deliberately broken programs.
 harness-selftest:
