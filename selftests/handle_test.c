@@ -181,6 +181,7 @@ static int run_importer(const struct msg *m, const char *path, int uid,
 FIXTURE(handle) {
 	int baseline;
 	int pools;
+	int users;
 	int ctl;
 	int pool;
 	int buf;
@@ -215,6 +216,7 @@ FIXTURE_SETUP(handle)
 		SKIP(return, "no %s: cannot count dma-bufs", KFD_BUFINFO);
 	self->pools = kfd_pool_count();
 	ASSERT_LE(0, self->pools);
+	self->users = kfd_debugfs_lines(KFD_DEBUGFS_USERS);
 
 	/* Let other uids open the device for the policy tests. */
 	ASSERT_EQ(0, stat(KFD_DEV, &sb));
@@ -256,6 +258,9 @@ FIXTURE_TEARDOWN(handle)
 	if (self->baseline >= 0 && self->pools >= 0) {
 		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
 		EXPECT_EQ(self->pools, kfd_pool_count_wait(self->pools));
+		/* Every pool struct was freed: a lookup kept no reference. */
+		EXPECT_EQ(self->users,
+			  kfd_debugfs_lines_wait(KFD_DEBUGFS_USERS, self->users));
 	}
 }
 

@@ -42,17 +42,14 @@ static inline int kfd_handle_import(int ctl, const struct kfdpool_pool_handle *h
 	return i.fd;
 }
 
-/*
- * Pools alive on the system: lines of the debugfs listing that are not
- * its header; -errno without debugfs.
- */
-static inline int kfd_pool_count(void)
+/* Lines of a debugfs listing that are not its header; -errno without it. */
+static inline int kfd_debugfs_lines(const char *path)
 {
 	char line[512];
 	FILE *f;
 	int n = 0;
 
-	f = fopen(KFD_DEBUGFS, "re");
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
@@ -62,17 +59,34 @@ static inline int kfd_pool_count(void)
 	return n;
 }
 
-/* The pool count once it settled at @want (pool release may be deferred). */
-static inline int kfd_pool_count_wait(int want)
+/* The line count once it settled at @want (a release may be deferred). */
+static inline int kfd_debugfs_lines_wait(const char *path, int want)
 {
-	int i, n = kfd_pool_count();
+	int i, n = kfd_debugfs_lines(path);
 
 	for (i = 0; i < 200 && n >= 0 && n != want; i++) {
 		usleep(10000);
-		n = kfd_pool_count();
+		n = kfd_debugfs_lines(path);
 	}
 	return n;
 }
+
+/* Pools alive on the system. */
+static inline int kfd_pool_count(void)
+{
+	return kfd_debugfs_lines(KFD_DEBUGFS);
+}
+
+static inline int kfd_pool_count_wait(int want)
+{
+	return kfd_debugfs_lines_wait(KFD_DEBUGFS, want);
+}
+
+/*
+ * User levels the module keeps: each lives while a pool (its struct, kept
+ * by any file of it) or an ALLOC buffer of that user does.
+ */
+#define KFD_DEBUGFS_USERS	"/sys/kernel/debug/kfdpool/users"
 
 /*
  * Does this process hold an fd of kfdpool (control or pool) or a dma-buf?

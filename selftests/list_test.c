@@ -108,9 +108,11 @@ FIXTURE_SETUP(list)
 	e = kfd_pin(self->pool[1], self->buf, 7);
 	ASSERT_LT(0, e);
 	ASSERT_EQ(0, kfd_export(self->pool[1], e, 4096, 8192, &rec));
-	/* A record revoked again: used_high stays above used. */
-	ASSERT_EQ(0, kfd_export(self->pool[1], e, 32768, 4096, &gone));
-	ASSERT_EQ(0, kfd_revoke(self->pool[1], &gone));
+	/* Pool 2: its entry's only record revoked: used 0, used_high not. */
+	e = kfd_pin(self->pool[2], self->buf, 0);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(0, kfd_export(self->pool[2], e, 0, 4096, &gone));
+	ASSERT_EQ(0, kfd_revoke(self->pool[2], &gone));
 	self->imp = kfd_pool_export(self->pool[1]);
 	ASSERT_LE(0, self->imp);
 	ASSERT_EQ(0, kfd_import(self->imp, &rec, 0, NULL));
@@ -190,6 +192,9 @@ TEST_F(list, figures_equal_pool_stats)
 		EXPECT_EQ(1, p->records);
 		EXPECT_EQ(1, p->import_fds);
 		EXPECT_EQ(65536, p->imported_bytes);
+		p = find_id(self->info, n, self->id[2]);
+		EXPECT_EQ(0, p->used_bytes);
+		EXPECT_EQ(65536, p->used_high);
 	}
 }
 
