@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 
 #include "bench.h"
+#include "../selftests/kfdpool_format.h"
 
 #define CHUNK		(2u << 20)
 #define PTR		4096u
@@ -67,7 +68,7 @@ static uint64_t rnd(void)
  * entry (so that imports may validate only). */
 static void level_make(int ctl, struct level *l, unsigned int nrec)
 {
-	static struct kfdpool_export ex[KFDPOOL_BATCH_MAX];
+	static struct kfdpool_export ex[KFD_BATCH_MAX];
 	struct kfdpool_pool_create pc = { .handle_types = KFDPOOL_HANDLE_TYPE_FD };
 	struct kfdpool_pin pin = { 0 };
 	struct kfdpool_import first = { 0 };
@@ -94,7 +95,7 @@ static void level_make(int ctl, struct level *l, unsigned int nrec)
 		struct kfdpool_batch b = { .ops = (uintptr_t)ex,
 			.elem_size = sizeof(ex[0]) };
 
-		k = nrec - i < KFDPOOL_BATCH_MAX ? nrec - i : KFDPOOL_BATCH_MAX;
+		k = nrec - i < KFD_BATCH_MAX ? nrec - i : KFD_BATCH_MAX;
 		for (j = 0; j < k; j++)
 			ex[j] = (struct kfdpool_export){
 				.entry_id = pin.entry_id,

@@ -116,9 +116,13 @@ static int recv_fd(int s)
 
 static size_t buf_size(int i)
 {
-	/* 4 KiB, 64 KiB, 1 MiB, 8 MiB, ... */
-	static const size_t sizes[] = { 4096, 65536, 1 << 20, 8 << 20,
-					12288, 256 << 10, 3 << 20, 40960 };
+	/*
+	 * 4 KiB to 2 MiB, 4.4 MiB in all: within what an unprivileged user
+	 * may lock by default (RLIMIT_MEMLOCK, 8 MiB), which host memory from
+	 * kfdpool.ko counts against.
+	 */
+	static const size_t sizes[] = { 4096, 65536, 1 << 20, 2 << 20,
+					12288, 256 << 10, 1 << 20, 40960 };
 
 	return sizes[i % 8];
 }

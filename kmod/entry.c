@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Entries: PIN and UNPIN, the per-fd import counts that keep unpinned
- * entries draining, and freeing entries.
+ * Entries: PIN, UNPIN, the import counts that keep an unpinned entry
+ * draining, and freeing entries.  An entry is charged from its pin to its
+ * free, to the pool's limit and (each dma-buf once) to the pool's user
+ * and the global figure.
  */
 #include <linux/dma-buf.h>
 #include <linux/sched.h>
@@ -9,94 +11,77 @@
 
 #include "kfdpool.h"
 
-static struct kfdpool_entry *kfdpool_find_dmabuf(struct kfdpool_pool *pool,
-						 struct dma_buf *dmabuf)
+/* What a dma-buf is charged as: ALLOC's memory is charged as itself. */
+static const void *kfdpool_charge_obj(struct dma_buf *dmabuf)
 {
-	struct kfdpool_entry *e;
+	return kfdpool_is_hostmem(dmabuf) ? dmabuf->priv : dmabuf;
+}
 
-	hash_for_each_possible(pool->dmabufs, e, hnode, (unsigned long)dmabuf)
-		if (e->dmabuf == dmabuf)
-			return e;
-	return NULL;
+static int kfdpool_dmabuf_cmp(const void *key, const struct rb_node *n)
+{
+	const struct dma_buf *d = rb_entry(n, struct kfdpool_entry, node)->dmabuf;
+
+	return key < (const void *)d ? -1 : key > (const void *)d;
+}
+
+static bool kfdpool_entry_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct kfdpool_entry, node)->dmabuf <
+	       rb_entry(b, struct kfdpool_entry, node)->dmabuf;
 }
 
 /**
- * kfdpool_entry_insert_locked() - add an entry whose size is charged
+ * kfdpool_entry_add_locked() - add a live entry
  * @pool: the pool
- * @entry: the entry, its dma-buf and size set
+ * @entry: the entry, its dma-buf, size and cookie set
+ * @spares: for a pin, from kfdpool_charge_prepare(): the entry is charged
+ *	here, last; NULL for ALLOC's, charged already in pool->charging
  *
- * pool->lock held.  Return: 0 or -ENOMEM.
+ * pool->lock held.  Return: 0, -EEXIST, -ENOSPC, -EDQUOT or -ENOMEM.
  */
-int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
-				struct kfdpool_entry *entry)
+int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
+			     struct kfdpool_entry *entry,
+			     struct kfdpool_charge **spares)
 {
 	int ret;
 
-	lockdep_assert_held(&pool->lock);
+	if (spares && rb_find(entry->dmabuf, &pool->dmabufs,
+			      kfdpool_dmabuf_cmp))
+		return -EEXIST;
+	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
+	    (spares && !kfdpool_pool_fits(pool, entry->size)))
+		return -ENOSPC;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		return ret;
-	hash_add(pool->dmabufs, &entry->hnode, (unsigned long)entry->dmabuf);
+	if (spares) {
+		ret = kfdpool_charge(pool->user,
+				     kfdpool_charge_obj(entry->dmabuf),
+				     entry->size, 1, spares);
+		if (ret) {
+			xa_erase(&pool->entries, entry->id);
+			return ret;
+		}
+	} else {
+		pool->charging -= entry->size;
+	}
+	entry->state = KFDPOOL_ENTRY_LIVE;
+	rb_add(&entry->node, &pool->dmabufs, kfdpool_entry_less);
 	pool->reserved += entry->size;
 	pool->reserved_high = max(pool->reserved_high, pool->reserved);
 	pool->nr_entries++;
 	return 0;
 }
 
-/**
- * kfdpool_entry_charge_locked() - charge a new entry of @dmabuf, @size
- *	bytes, to the pool and its user
- * @pool: the pool
- * @dmabuf: the dma-buf the entry will hold (its identity is what the
- *	global and per-user limits count, once per dma-buf)
- * @size: its bytes
- *
- * The one charge of PIN and ALLOC: the pool's entry cap and limit (which
- * counts each of its entries, and what ALLOCs are still populating), then
- * the global and per-user limits (kfdpool_charge()).  kfdpool_entry_free()
- * returns it; a caller that makes no entry returns it with
- * kfdpool_uncharge().  pool->lock held.
- *
- * Return: 0, -ENOSPC (entry cap, pool or global limit), -EDQUOT (per-user
- * limit at some level) or -ENOMEM.
- */
-int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
-				struct dma_buf *dmabuf, u64 size)
-{
-	lockdep_assert_held(&pool->lock);
-	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
-		return -ENOSPC;
-	/* The pool's own figure: each of its entries, held ones included. */
-	if (!kfdpool_pool_limit_fits(pool, size))
-		return -ENOSPC;
-	return kfdpool_charge(pool->user, dmabuf, size);
-}
-
-static int kfdpool_pin_locked(struct kfdpool_pool *pool,
-			      struct kfdpool_entry *entry)
-{
-	int ret;
-
-	lockdep_assert_held(&pool->lock);
-	if (kfdpool_find_dmabuf(pool, entry->dmabuf))
-		return -EEXIST;
-	ret = kfdpool_entry_charge_locked(pool, entry->dmabuf, entry->size);
-	if (ret)
-		return ret;
-	ret = kfdpool_entry_insert_locked(pool, entry);
-	if (ret)
-		kfdpool_uncharge(pool->user, entry->dmabuf);
-	return ret;
-}
-
-long kfdpool_ioctl_pin(struct file *file, void *data,
+long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 		       struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pin *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_charge *spares;
 	struct kfdpool_entry *entry;
 	struct dma_buf *dmabuf;
 	int ret;
@@ -110,221 +95,149 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	dmabuf = dma_buf_get(args->dmabuf_fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
-
+	ret = -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	if (!entry) {
-		ret = -ENOMEM;
-		goto err_put;
-	}
+	spares = kfdpool_charge_prepare(pool->user);
+	if (!entry || !spares)
+		goto err;
 	entry->dmabuf = dmabuf;
 	entry->size = dmabuf->size;
 	entry->cookie = args->cookie;
-	entry->cover.root = RB_ROOT;
 
-	mutex_lock(&pool->lock);
-	ret = kfdpool_pin_locked(pool, entry);
-	mutex_unlock(&pool->lock);
-	/*
-	 * Held entries count against every limit until their last outside
-	 * reference goes, which nothing signals: look now, and try once more.
-	 */
-	if ((ret == -ENOSPC || ret == -EDQUOT) && kfdpool_reap_all()) {
-		mutex_lock(&pool->lock);
-		ret = kfdpool_pin_locked(pool, entry);
-		mutex_unlock(&pool->lock);
-	}
+	ret = kfdpool_lock(pf);
 	if (ret)
-		goto err_free;
+		goto err;
+	ret = kfdpool_entry_add_locked(pool, entry, &spares);
+	/* Read under the lock: an UNPIN may free it once unlocked. */
+	if (!ret) {
+		args->entry_id = entry->id;
+		args->size = entry->size;
+	}
+	mutex_unlock(&pool->lock);
+	if (ret)
+		goto err;
+	kfdpool_charge_finish(spares);
 
-	args->size = entry->size;
-	args->entry_id = entry->id;
 	fdo->undo = kfdpool_pin_undo;
 	fdo->pfile = pf;
-	fdo->entry_id = entry->id;
+	fdo->entry_id = args->entry_id;
 	fdo->dmabuf = dmabuf;
 	return 0;
 
-err_free:
+err:
+	kfdpool_charge_finish(spares);
 	kfree(entry);
-err_put:
 	dma_buf_put(dmabuf);
 	return ret;
 }
 
-/*
- * Free an entry (no records left, no holders left, not busy); pool->lock
- * held.
- */
-void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
+/* Free @entry, whatever its records and holders; pool->lock held. */
+static void kfdpool_entry_free(struct kfdpool_pool *pool,
+			       struct kfdpool_entry *entry)
 {
-	lockdep_assert_held(&pool->lock);
-	WARN_ON(entry->records || entry->nr_records);
-	WARN_ON(!RB_EMPTY_ROOT(&entry->cover.root));
-	WARN_ON(entry->holders || entry->busy);
-
 	xa_erase(&pool->entries, entry->id);
-	if (entry->held)
-		kfdpool_held_del(pool, entry);
-	if (entry->draining) {
+	if (entry->state == KFDPOOL_ENTRY_LIVE) {
+		rb_erase(&entry->node, &pool->dmabufs);
+	} else {
 		pool->nr_draining--;
 		pool->draining -= entry->size;
-	} else {
-		hash_del(&entry->hnode);
 	}
 	pool->reserved -= entry->size;
 	pool->nr_entries--;
-	/* Uncharge before dropping the reference the charge stands for. */
-	kfdpool_uncharge(pool->user, entry->dmabuf);
-	/* The last reference's release runs later, from task work. */
+	kfdpool_uncharge(pool->user, kfdpool_charge_obj(entry->dmabuf));
+	/* The final fput, if this is it, runs later from task work. */
 	dma_buf_put(entry->dmabuf);
 	kfree(entry);
 }
 
 /*
- * Unpin @entry and revoke its records at once, in O(1): the records move
- * to @dead (they stay live in pool->records, where lookups see their entry
- * draining and answer -ENOENT, until kfdpool_recs_free_dead() erases them)
- * and the coverage tree to @bps.  pool->lock held.  Returns the records
- * revoked.
- */
-static u32 kfdpool_entry_detach(struct kfdpool_pool *pool,
-				struct kfdpool_entry *entry,
-				u32 *dead, struct rb_root *bps)
-{
-	u32 n = entry->nr_records;
-
-	lockdep_assert_held(&pool->lock);
-	WARN_ON_ONCE(pool->cover_txn.n);
-	*dead = entry->records;
-	entry->records = 0;
-	pool->used -= kfdpool_cover_take(&entry->cover, bps);
-	pool->nr_records -= n;
-	entry->nr_records = 0;
-	kfdpool_records_uncharge(pool->user, n);
-
-	/* It can no longer be exported or imported. */
-	hash_del(&entry->hnode);
-	entry->draining = true;
-	pool->nr_draining++;
-	pool->draining += entry->size;
-	return n;
-}
-
-/*
- * Erase and free the records of @dead in batches, dropping pool->lock and
- * yielding between batches: an entry may have KFDPOOL_MAX_RECORDS records.
- * Called and returns with pool->lock held.
- */
-static void kfdpool_recs_free_dead(struct kfdpool_pool *pool, u32 dead)
-{
-	struct kfdpool_rec *rec;
-	unsigned int n;
-
-	lockdep_assert_held(&pool->lock);
-	while (dead) {
-		for (n = 0; n < KFDPOOL_TEARDOWN_BATCH && dead; n++) {
-			/* Only this walk takes records off the dead list. */
-			rec = kfdpool_rectab_slot(&pool->records, dead);
-			dead = rec->next;
-			kfdpool_rectab_put(&pool->records, rec);
-		}
-		if (!dead)
-			break;
-		mutex_unlock(&pool->lock);
-		cond_resched();
-		mutex_lock(&pool->lock);
-	}
-}
-
-/*
- * Unpin @entry: revoke its records, then free it, leave it draining while
- * imports of it are counted, or hold it.  pool->lock held; dropped and
- * retaken while many records are freed (the entry is busy meanwhile).  The
- * coverage tree goes to @bps, for the caller to free once unlocked.
- * Returns 1 when the entry stays.
+ * Unpin @entry: revoke its records (freed a batch per lock hold), then
+ * free it, or leave it draining while files hold imports of it (return 1).
+ * pool->lock held.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
-			       struct kfdpool_entry *entry, u32 *revoked,
-			       struct rb_root *bps)
+			       struct kfdpool_entry *entry, u32 *revoked)
 {
-	u32 n, dead;
+	u32 n = entry->nr_records, dead = entry->records;
 
-	n = kfdpool_entry_detach(pool, entry, &dead, bps);
+	entry->records = 0;
+	entry->nr_records = 0;
+	if (n)
+		pool->used -= entry->size;
+	pool->nr_records -= n;
+	kfdpool_records_uncharge(pool->user, n);
+	rb_erase(&entry->node, &pool->dmabufs);
+	entry->state = KFDPOOL_ENTRY_UNPINNING;
+	pool->nr_draining++;
+	pool->draining += entry->size;
 	if (revoked)
 		*revoked = n;
-	entry->busy = true;
-	kfdpool_recs_free_dead(pool, dead);
-	entry->busy = false;
-	if (entry->holders)
+
+	while (dead) {
+		kfdpool_recs_put(pool, &dead, KFDPOOL_TEARDOWN_BATCH);
+		if (dead) {
+			mutex_unlock(&pool->lock);
+			cond_resched();
+			mutex_lock(&pool->lock);
+		}
+	}
+	if (entry->holders) {
+		entry->state = KFDPOOL_ENTRY_DRAINING;
 		return 1;
-	return kfdpool_entry_settle(pool, entry);
+	}
+	kfdpool_entry_free(pool, entry);
+	return 0;
 }
 
-/*
- * The pinner never learnt of the entry (the copy back failed): unpin it,
- * if the entry of that id still is this pin.  Also ALLOC's undo.
- */
+/* The pinner never learnt of the entry: unpin it if it is still that pin. */
 void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool *pool = fdo->pfile->pool;
-	struct rb_root bps = RB_ROOT;
 	struct kfdpool_entry *entry;
 
-	mutex_lock(&pool->lock);
+	if (kfdpool_lock(fdo->pfile))
+		return;
 	entry = xa_load(&pool->entries, fdo->entry_id);
-	if (entry && !entry->draining && entry->dmabuf == fdo->dmabuf)
-		kfdpool_entry_unpin(pool, entry, NULL, &bps);
+	if (entry && entry->state == KFDPOOL_ENTRY_LIVE &&
+	    entry->dmabuf == fdo->dmabuf)
+		kfdpool_entry_unpin(pool, entry, NULL);
 	mutex_unlock(&pool->lock);
-	kfdpool_cover_free(&bps);
 }
 
-long kfdpool_ioctl_unpin(struct file *file, void *data,
+long kfdpool_ioctl_unpin(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_unpin *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct rb_root bps = RB_ROOT;
 	struct kfdpool_entry *entry;
-	long ret = 0;
+	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (args->flags)
 		return -EINVAL;
-
-	mutex_lock(&pool->lock);
+	ret = kfdpool_lock(pf);
+	if (ret)
+		return ret;
 	entry = xa_load(&pool->entries, args->entry_id);
-	if (!entry || entry->draining) {
+	if (entry && entry->state == KFDPOOL_ENTRY_LIVE)
+		args->draining = kfdpool_entry_unpin(pool, entry,
+						     &args->revoked);
+	else
 		ret = -ENOENT;
-		goto out;
-	}
-	args->draining = kfdpool_entry_unpin(pool, entry, &args->revoked,
-					     &bps);
-out:
 	mutex_unlock(&pool->lock);
-	kfdpool_cover_free(&bps);
 	return ret;
 }
 
-/**
- * kfdpool_import_get() - count one more import of @entry by @pf
- * @pf: the importing pool file
- * @entry: a live entry of its pool
- *
- * pool->lock held.
- *
- * Return: 0, -ENOMEM, or -EOVERFLOW past INT_MAX imports.
- */
+/* One more import of @entry by @pf: 0, -ENOMEM or -EOVERFLOW.  Locked. */
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry)
 {
 	struct kfdpool_pool *pool = pf->pool;
+	unsigned long n = xa_to_value(xa_load(&pf->imports, entry->id) ?:
+				      xa_mk_value(0));
 	void *old;
-	unsigned long n;
 
-	lockdep_assert_held(&pool->lock);
-	old = xa_load(&pf->imports, entry->id);
-	n = old ? xa_to_value(old) : 0;
 	if (n >= INT_MAX)
 		return -EOVERFLOW;
 	old = xa_store(&pf->imports, entry->id, xa_mk_value(n + 1),
@@ -344,51 +257,37 @@ int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry)
 static void kfdpool_import_drop(struct kfdpool_file *pf, unsigned long id)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_entry *entry;
+	struct kfdpool_entry *entry = xa_load(&pool->entries, id);
 
 	xa_erase(&pf->imports, id);
-	entry = xa_load(&pool->entries, id);
 	if (WARN_ON(!entry))
 		return;
 	entry->holders--;
 	pf->nr_imports--;
 	pf->imported -= entry->size;
 	pool->imported -= entry->size;
-	if (!entry->holders && entry->draining && !entry->busy)
-		kfdpool_entry_settle(pool, entry);
+	if (!entry->holders && entry->state == KFDPOOL_ENTRY_DRAINING)
+		kfdpool_entry_free(pool, entry);
 }
 
-/**
- * kfdpool_import_put() - drop one import of entry @entry_id by @pf
- * @pf: the pool file
- * @entry_id: the entry
- *
- * The last import of a draining entry frees it.  pool->lock held.
- * Return: 0, or -ENOENT when @pf holds no import of the entry.
- */
+/* One import of entry @entry_id by @pf less: 0 or -ENOENT.  Locked. */
 int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id)
 {
-	void *old;
-	unsigned long n;
+	void *v = xa_load(&pf->imports, entry_id);
 
-	lockdep_assert_held(&pf->pool->lock);
-	old = xa_load(&pf->imports, entry_id);
-	if (!old)
+	if (!v)
 		return -ENOENT;
-	n = xa_to_value(old);
-	if (n > 1) {
-		/* Replacing a present slot allocates nothing. */
-		xa_store(&pf->imports, entry_id, xa_mk_value(n - 1), GFP_NOWAIT);
-		return 0;
-	}
-	kfdpool_import_drop(pf, entry_id);
+	if (xa_to_value(v) == 1)
+		kfdpool_import_drop(pf, entry_id);
+	else	/* replacing a present slot allocates nothing */
+		xa_store(&pf->imports, entry_id, xa_mk_value(xa_to_value(v) - 1),
+			 GFP_NOWAIT);
 	return 0;
 }
 
 /*
- * The file is closing: drop all of its imports.  pool->lock held; dropped
- * and retaken between batches.  The entries this file still holds imports
- * of cannot be freed by others meanwhile (their holders count this file).
+ * @pf is closing: drop its imports, a batch per lock hold.  pool->lock
+ * held; if the pool ends while it is dropped, nothing is left to drop.
  */
 void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 {
@@ -396,49 +295,39 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 	unsigned long id;
 	void *v;
 
-	lockdep_assert_held(&pf->pool->lock);
 	xa_for_each(&pf->imports, id, v) {
 		kfdpool_import_drop(pf, id);
-		if (!(++n % KFDPOOL_TEARDOWN_BATCH)) {
-			mutex_unlock(&pf->pool->lock);
-			cond_resched();
-			mutex_lock(&pf->pool->lock);
-		}
+		if (++n % KFDPOOL_TEARDOWN_BATCH)
+			continue;
+		mutex_unlock(&pf->pool->lock);
+		cond_resched();
+		mutex_lock(&pf->pool->lock);
+		if (pf->pool->ended)
+			return;
 	}
 }
 
 /*
- * The pool's last file closed: unpin every live entry, which frees it or
- * holds it.  No file is left, so only the reaper and debugfs take the lock,
- * which is dropped between batches.  What stays is held.
+ * The pool ends: free its records and every entry, whatever imports count.
+ * pool->lock held, dropped between batches: others see the pool ended.
  */
-void kfdpool_pool_free_all(struct kfdpool_pool *pool)
+void kfdpool_pool_free_entries(struct kfdpool_pool *pool)
 {
 	struct kfdpool_entry *entry;
-	struct rb_root bps;
 	unsigned int n = 0;
 	unsigned long id;
 
-	mutex_lock(&pool->lock);
+	kfdpool_records_uncharge(pool->user, pool->nr_records);
+	pool->nr_records = 0;
+	pool->used = 0;
+	kfdpool_rectab_destroy(&pool->records);
 	xa_for_each(&pool->entries, id, entry) {
-		if (WARN_ON(entry->holders))
-			entry->holders = 0;
-		if (entry->held)
+		kfdpool_entry_free(pool, entry);
+		if (++n % KFDPOOL_TEARDOWN_BATCH)
 			continue;
-		bps = RB_ROOT;
-		if (!entry->draining)
-			kfdpool_entry_unpin(pool, entry, NULL, &bps);
-		else
-			kfdpool_entry_settle(pool, entry);
-		if (!RB_EMPTY_ROOT(&bps) || !(++n % KFDPOOL_TEARDOWN_BATCH)) {
-			mutex_unlock(&pool->lock);
-			kfdpool_cover_free(&bps);
-			cond_resched();
-			mutex_lock(&pool->lock);
-		}
+		mutex_unlock(&pool->lock);
+		cond_resched();
+		mutex_lock(&pool->lock);
 	}
-	WARN_ON(pool->used || pool->imported || pool->nr_records ||
-		pool->reserved != pool->held_bytes ||
-		pool->nr_entries != pool->nr_held);
-	mutex_unlock(&pool->lock);
+	pool->imported = 0;
 }

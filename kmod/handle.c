@@ -1,29 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pool handles: a pool exported as 64 bytes that any process may present
- * on /dev/kfdpool to get an import fd, without passing fds around.
- *
- * A handle holds the pool's id, an access policy (the exporter's uid, a
- * group, or, where the administrator allows it, anyone) and a 128-bit
- * secret.  The secret is a MAC under the pool's handle key (two independent
- * SipHash-2-4 keys, 256 bits in all, one per 64-bit half of the secret) of
- * the handle's fields and of the kernel-wide id the policy admits: the
- * exporter's kuid, or the group's kgid.  Nothing is stored per handle:
- * handles of many policies coexist, import recomputes the MAC, and a new
- * key (HANDLE_ROTATE) kills every handle given out before.  The policy and
- * ids are inside the MAC, so a holder cannot widen a handle's policy or
- * retarget it at another user or group.
- *
- * User namespaces.  The uid and gid fields are the numbers the exporter's
- * own user namespace gives them (the exporter sees its own numbering;
- * nobody is shown a host id), and they only say what the exporter chose:
- * admission goes by kernel-wide ids, which the handle does not contain.
- * The importing kernel recomputes the MAC with the caller's own kuid (UID
- * policy) or with each of the caller's kgids (GID policy: its egid and
- * supplementary groups, as in_egroup_p() would), so it admits exactly the
- * exporter's user or the group's members, however their namespaces number
- * them: root of a container whose root is uid 100000 on the host is that
- * user here, and the same user in two namespaces is the same user.
+ * Pool handles: 64 bytes a process presents on /dev/kfdpool for an import
+ * fd.  The secret is a MAC, under the pool's two SipHash keys, of the
+ * handle's fields and of the kernel id its policy admits (the exporter's
+ * kuid, a kgid, or none).  Nothing is stored per handle: import recomputes
+ * the MAC with the caller's own ids, whatever namespace numbers them, and
+ * HANDLE_ROTATE's new key kills every handle given out.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -36,43 +18,37 @@
 
 #include "kfdpool.h"
 
-/* Tweaks of the two halves of the secret ("kfdpool handle 0/1" in spirit). */
-#define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
-#define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
+#define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
+#define KFDPOOL_SECRET_LEN	16
 
-/* The admitted id of a policy that admits no particular id (ANY). */
-#define KFDPOOL_HANDLE_KID_NONE	((u32)-1)
-
-/**
- * struct kfdpool_handle_msg - what the secret of a handle is a MAC of
- * @id: the pool's id
- * @magic: KFDPOOL_HANDLE_MAGIC
- * @policy: KFDPOOL_HANDLE_POLICY_*
- * @gid: the handle's gid field, as the exporter's namespace numbers it
- * @uid: the handle's uid field, as the exporter's namespace numbers it
- * @kid: the kernel-wide id the policy admits: a kuid (UID), a kgid (GID),
- *	or KFDPOOL_HANDLE_KID_NONE (ANY); never in the handle itself
- * @zero: 0
- * @tweak: tells the two halves of the secret apart
- *
- * Every member is 64- or 32-bit and naturally aligned, so the struct has no
- * holes and siphash() may read it whole.
- */
-struct kfdpool_handle_msg {
-	u64 id[2];
+/* The bytes of a handle (docs/uapi.md): the module's, not ABI. */
+struct kfdpool_handle_fmt {
+	u8 pool_id[KFDPOOL_ID_LEN];
 	u32 magic;
 	u32 policy;
 	u32 gid;
 	u32 uid;
+	u8 secret[KFDPOOL_SECRET_LEN];
+	u32 serial;
+	u8 pad[12];
+};
+
+static_assert(sizeof(struct kfdpool_handle_fmt) == KFDPOOL_HANDLE_SIZE);
+
+/* Tell the two halves of the secret apart. */
+#define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
+#define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
+
+/* The id a policy that admits anyone admits. */
+#define KFDPOOL_HANDLE_KID_NONE	((u32)-1)
+
+/* What a secret is a MAC of: the handle's first 32 bytes, and more. */
+struct kfdpool_handle_msg {
+	u8 fields[32];
 	u32 kid;
 	u32 zero;
 	u64 tweak;
 };
-
-void kfdpool_handle_key_init(struct kfdpool_pool *pool)
-{
-	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
-}
 
 /* A copy of the pool's key, taken under its lock (rotate replaces it). */
 static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
@@ -83,24 +59,17 @@ static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
 	mutex_unlock(&pool->lock);
 }
 
-/* The secret of handle @h (its fields but the secret) admitting @kid. */
+/* The secret of handle @h admitting @kid. */
 static void kfdpool_handle_mac(const siphash_key_t key[2],
-			       const struct kfdpool_pool_handle *h, u32 kid,
+			       const struct kfdpool_handle_fmt *h, u32 kid,
 			       u8 secret[KFDPOOL_SECRET_LEN])
 {
-	struct kfdpool_handle_msg msg = {};
+	struct kfdpool_handle_msg msg = { .kid = kid };
 	u64 half[2];
 
-	BUILD_BUG_ON(sizeof(msg) != 48);
-	BUILD_BUG_ON(sizeof(half) != KFDPOOL_SECRET_LEN);
-	BUILD_BUG_ON(sizeof(msg.id) != KFDPOOL_ID_LEN);
-
-	memcpy(msg.id, h->pool_id, sizeof(msg.id));
-	msg.magic = h->magic;
-	msg.policy = h->policy;
-	msg.gid = h->gid;
-	msg.uid = h->uid;
-	msg.kid = kid;
+	BUILD_BUG_ON(offsetof(struct kfdpool_handle_fmt, secret) !=
+		     sizeof(msg.fields));
+	memcpy(msg.fields, h, sizeof(msg.fields));
 	msg.tweak = KFDPOOL_HANDLE_TWEAK0;
 	half[0] = siphash(&msg, sizeof(msg), &key[0]);
 	msg.tweak = KFDPOOL_HANDLE_TWEAK1;
@@ -111,7 +80,7 @@ static void kfdpool_handle_mac(const siphash_key_t key[2],
 
 /* Is @h's secret the MAC of its fields admitting @kid?  Constant time. */
 static bool kfdpool_handle_mac_ok(const siphash_key_t key[2],
-				  const struct kfdpool_pool_handle *h, u32 kid)
+				  const struct kfdpool_handle_fmt *h, u32 kid)
 {
 	u8 secret[KFDPOOL_SECRET_LEN];
 	bool ok;
@@ -122,39 +91,31 @@ static bool kfdpool_handle_mac_ok(const siphash_key_t key[2],
 	return ok;
 }
 
-/* Field checks shared by export and import: -EINVAL on a bad value. */
-static int kfdpool_handle_policy_check(u32 policy, u32 gid)
+/* A known policy, and a gid only under the GID policy. */
+static bool kfdpool_handle_policy_ok(u32 policy, u32 gid)
 {
-	if (policy > KFDPOOL_HANDLE_POLICY_ANY)
-		return -EINVAL;
-	/* A gid means something only under the GID policy. */
-	if (gid && policy != KFDPOOL_HANDLE_POLICY_GID)
-		return -EINVAL;
-	return 0;
+	return policy <= KFDPOOL_HANDLE_POLICY_ANY &&
+	       (!gid || policy == KFDPOOL_HANDLE_POLICY_GID);
 }
 
-long kfdpool_ioctl_handle_export(struct file *file, void *data,
+long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_handle_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
 	struct user_namespace *ns = current_user_ns();
-	struct kfdpool_pool_handle *h = &args->handle;
+	struct kfdpool_handle_fmt fmt = {}, *h = &fmt;
 	kuid_t kuid = current_euid();
 	u32 policy = args->policy;
 	u32 gid = args->gid;
 	u32 kid = __kuid_val(kuid);
 	siphash_key_t key[2];
-	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if (args->flags || args->pad)
+	if (args->flags || args->pad || !kfdpool_handle_policy_ok(policy, gid))
 		return -EINVAL;
-	ret = kfdpool_handle_policy_check(policy, gid);
-	if (ret)
-		return ret;
 	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
 		kgid_t kgid = make_kgid(ns, gid);
 
@@ -169,21 +130,22 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
 
-	memset(h, 0, sizeof(*h));
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
 	h->magic = KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
 	h->gid = gid;
 	/* Our own euid is always mapped in our own namespace. */
 	h->uid = from_kuid(ns, kuid);
+	h->serial = pool->serial;
 
 	kfdpool_handle_key_get(pool, key);
 	kfdpool_handle_mac(key, h, kid, h->secret);
 	memzero_explicit(key, sizeof(key));
+	memcpy(args->handle.data, h, sizeof(*h));
 	return 0;
 }
 
-long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
+long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_handle_rotate *args = data;
@@ -198,18 +160,14 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&pool->lock);
-	kfdpool_handle_key_init(pool);
+	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	mutex_unlock(&pool->lock);
 	return 0;
 }
 
-/*
- * Is @h a handle the kernel made for the pool of @key, and does its policy
- * admit the caller?  No lock held: a GID caller with many groups costs
- * only itself.
- */
+/* Does @h, made under @key, admit the caller?  No lock held. */
 static bool kfdpool_handle_admits(const siphash_key_t key[2],
-				  const struct kfdpool_pool_handle *h)
+				  const struct kfdpool_handle_fmt *h)
 {
 	const struct cred *cred = current_cred();
 	const struct group_info *gi;
@@ -235,29 +193,27 @@ static bool kfdpool_handle_admits(const siphash_key_t key[2],
 	return false;
 }
 
-long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
-				      struct kfdpool_fd_out *fdo)
+long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
+				      void *data, struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_import_handle *args = data;
-	const struct kfdpool_pool_handle *h = &args->handle;
+	struct kfdpool_handle_fmt fmt, *h = &fmt;
 	struct kfdpool_pool *pool;
 	siphash_key_t key[2];
 	bool admitted = false;
 	int ret;
 
-	if (args->flags ||
-	    !kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
-	    h->magic != KFDPOOL_HANDLE_MAGIC)
+	memcpy(h, args->handle.data, sizeof(*h));
+	if (args->flags || memchr_inv(h->pad, 0, sizeof(h->pad)) ||
+	    h->magic != KFDPOOL_HANDLE_MAGIC ||
+	    !kfdpool_handle_policy_ok(h->policy, h->gid))
 		return -EINVAL;
-	ret = kfdpool_handle_policy_check(h->policy, h->gid);
-	if (ret)
-		return ret;
 	/* Bearer tokens are off: every ANY handle given out stops working. */
 	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY &&
 	    !READ_ONCE(kfdpool_allow_any_handles))
 		return -EPERM;
 
-	pool = kfdpool_pool_find_id(h->pool_id);
+	pool = kfdpool_pool_find(h->serial, h->pool_id);
 	if (!pool)
 		return -ENOENT;
 
@@ -272,7 +228,6 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 		goto out_put;
 	}
 
-	/* The new file takes its own pool reference. */
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
 				   offsetof(struct kfdpool_pool_import_handle,
 					    fd));

@@ -1,46 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host memory from the module itself: KFDPOOL_IOC_ALLOC.
- *
- * A buffer is a shmem file whose pages are all allocated, in the caller's
- * context, before the call returns; the buffer holds a reference on each of
- * its folios and keeps them off the reclaim lists until the dma-buf is
- * released.  The dma-buf is a plain exporter of those pages: an sg table
- * per attachment, CPU access syncs, vmap.  Its mmap() hands the vma to the
- * shmem file itself (as i915 does for its shmem objects), so a mapping holds
- * ordinary page-cache pages, which get_user_pages() accepts; udmabuf, the
- * system heap and drm_gem_shmem map with VM_PFNMAP, which it refuses.
- *
- * One ALLOC, in this order: check the arguments; export an empty buffer
- * (no page yet: the dma-buf is only its identity, which the limits count);
- * charge the kfdpool limits as PIN does (kfdpool_entry_charge_locked());
- * refuse what cannot fit in memory or in the caller's memory cgroup;
- * allocate and charge every page with a mask that fails rather than
- * OOM-kill; add the entry.  A failure at any step undoes the steps before
- * it.  Nobody else can reach the dma-buf before the entry exists: its
- * first fd is handed out after the call.
- *
- * Accounting: ALLOC's memory is charged once, to the pool, its user and
- * the global limit, through the same path as a pinned dma-buf (a later PIN
- * of it in another pool adds nothing to the global and per-user figures),
- * and given back exactly once, when its entry is freed.  The pool handed
- * its fd out, so after UNPIN (or the pool's last close) the entry stays
- * held, still charged, while an fd of the dma-buf (ALLOC's, a dup, an
- * importer's) is open.  A CPU mapping is not counted: it holds the shmem
- * file, not the dma-buf, so that it needs neither the dma-buf nor the
- * module (see Lifetimes); what it alone keeps is counted by the memory
- * cgroup only.
- *
- * Lifetimes: the entry holds one dma-buf reference and the fd another;
- * attachments and importers' fds hold theirs, and the dma-buf holds the
- * module.  The last reference frees the pages and drops the shmem file.  A
- * CPU mapping holds the shmem file, not the dma-buf: it keeps the pages it
- * maps valid after the dma-buf is gone, and needs neither it nor the module.
- *
- * Locking: kfdpool_hostmem.lock protects the attachment list and vaddr.  It
- * nests inside the dma-buf's reservation lock (which the core holds around
- * map, unmap and vmap from 6.2 on) and is never held while taking it.
+ * Host memory from the module: KFDPOOL_IOC_ALLOC.  A shmem file whose
+ * pages are all allocated, in the caller's context and memory cgroup,
+ * before the call returns: running out is an errno here, not SIGBUS or the
+ * OOM killer at a later fault.  The buffer holds every folio, unevictable,
+ * until the dma-buf's release, which returns its charges (RLIMIT_MEMLOCK,
+ * the user's and the global figure).  mmap() hands the vma to the shmem
+ * file, as i915 does, so mappings hold ordinary page-cache pages.
  */
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
@@ -48,8 +16,9 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
-#include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
@@ -70,24 +39,23 @@
 #endif
 
 /*
- * Pages fail (-ENOMEM) rather than invoke the OOM killer, globally and in
- * the memory cgroup (try_charge_memcg() gives up on __GFP_RETRY_MAYFAIL),
- * and silently: a failed ALLOC is an errno, not a kernel warning.  Not
- * __GFP_MOVABLE: the buffer holds them for its life, so they could not
- * move anyway and would only pin down movable blocks.
+ * Fail rather than OOM-kill, in the memcg too (try_charge_memcg() gives up
+ * on __GFP_RETRY_MAYFAIL), and quietly.  Not movable: they are held.
  */
 #define KFDPOOL_HOSTMEM_GFP	(GFP_HIGHUSER | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 /**
  * struct kfdpool_hostmem - the memory behind one ALLOC'd dma-buf
- * @shmem: the shmem file holding the pages
- * @pages: every page of the buffer, in order (constant once populated)
+ * @shmem: the shmem file
+ * @pages: its pages, in order
  * @size: bytes
  * @npages: pages
- * @npopulated: pages in @pages whose folio the buffer holds a reference on
+ * @npopulated: pages whose folio the buffer holds
  * @lock: protects @attachments and @vaddr
  * @attachments: struct kfdpool_hostmem_attachment.node
- * @vaddr: the kernel mapping made by vmap, or NULL
+ * @vaddr: the vmap, or NULL
+ * @user: charged for the memory until the release
+ * @locked: its user is charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
 	struct file *shmem;
@@ -95,15 +63,17 @@ struct kfdpool_hostmem {
 	u64 size;
 	pgoff_t npages;
 	pgoff_t npopulated;
-	struct mutex lock;	/* see the kernel-doc above */
+	struct mutex lock;	/* nests inside the reservation lock */
 	struct list_head attachments;
 	void *vaddr;
+	struct kfdpool_user *user;
+	const struct cred *locked;
 };
 
 /**
  * struct kfdpool_hostmem_attachment - one importer device
  * @dev: the device
- * @sgt: the buffer's pages, DMA-mapped for @dev while @mapped
+ * @sgt: the pages, DMA-mapped for @dev while @mapped
  * @node: in kfdpool_hostmem.attachments
  * @mapped: between map_dma_buf and unmap_dma_buf
  */
@@ -130,7 +100,7 @@ static struct folio *kfdpool_shmem_folio(struct address_space *mapping,
 
 static void kfdpool_hostmem_release_batch(struct folio_batch *fbatch)
 {
-	/* Pages a mapping keeps after us become reclaimable again. */
+	/* What a mapping keeps after us is reclaimable again. */
 	check_move_unevictable_folios(fbatch);
 	folio_batch_release(fbatch);
 	cond_resched();
@@ -158,17 +128,13 @@ static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
 	hm->npopulated = 0;
 }
 
-/*
- * Put the shmem folio holding page @i into @hm->pages (a reference on it),
- * marked dirty; the number of pages it filled, or -errno.
- */
-static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm,
-				 struct address_space *mapping, pgoff_t i)
+/* Hold the folio of page @i, marked dirty: the pages it filled, or -errno. */
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
 {
 	struct folio *folio;
 	pgoff_t n, end;
 
-	folio = kfdpool_shmem_folio(mapping, i);
+	folio = kfdpool_shmem_folio(hm->shmem->f_mapping, i);
 	if (IS_ERR(folio))
 		return PTR_ERR(folio);
 	folio_mark_dirty(folio);
@@ -201,12 +167,12 @@ static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
 	hm->npopulated = 0;
 }
 
-static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm,
-				 struct address_space *mapping, pgoff_t i)
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
 {
 	struct page *page;
 
-	page = shmem_read_mapping_page_gfp(mapping, i, KFDPOOL_HOSTMEM_GFP);
+	page = shmem_read_mapping_page_gfp(hm->shmem->f_mapping, i,
+					   KFDPOOL_HOSTMEM_GFP);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
 	set_page_dirty(page);
@@ -215,28 +181,20 @@ static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm,
 }
 #endif
 
-/*
- * Allocate every page, charging each to the caller's memory cgroup.  A
- * fatal signal stops it (a dying task need not finish a gigabyte).
- */
+/* Allocate every page; a fatal signal stops it. */
 static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 {
 	struct address_space *mapping = hm->shmem->f_mapping;
 	pgoff_t i = 0;
 	long n;
 
-	/* Also what shmem uses for any later page of this file. */
 	mapping_set_gfp_mask(mapping, KFDPOOL_HOSTMEM_GFP);
 	mapping_set_unevictable(mapping);
 	while (i < hm->npages) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		/*
-		 * Marked dirty: shmem leaves a new folio clean, and reclaim
-		 * may drop a clean one once a mapping outlives the buffer:
-		 * what a device or vmap wrote would read back as zeroes.
-		 */
-		n = kfdpool_hostmem_read(hm, mapping, i);
+		/* Dirty: reclaim could drop a clean one a mapping outlived us in. */
+		n = kfdpool_hostmem_read(hm, i);
 		if (n < 0)
 			return n;
 		i += n;
@@ -246,6 +204,7 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 	return 0;
 }
 
+/* Free @hm and return its charges: the dma-buf's release, or a failed ALLOC. */
 static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 {
 	if (hm->shmem) {
@@ -253,30 +212,19 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 		fput(hm->shmem);
 	}
 	kvfree(hm->pages);
+	if (hm->user) {
+		kfdpool_uncharge(hm->user, hm);
+		kfdpool_user_put(hm->user);
+	}
+	if (hm->locked) {
+		atomic_long_sub(hm->npages, &hm->locked->user->locked_vm);
+		put_cred(hm->locked);
+	}
 	mutex_destroy(&hm->lock);
 	kfree(hm);
 }
 
-/* An empty buffer of @size bytes (a page multiple): no shmem file yet. */
-static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
-{
-	struct kfdpool_hostmem *hm;
-
-	hm = kzalloc(sizeof(*hm), GFP_KERNEL_ACCOUNT);
-	if (!hm)
-		return NULL;
-	mutex_init(&hm->lock);
-	INIT_LIST_HEAD(&hm->attachments);
-	hm->size = size;
-	hm->npages = size >> PAGE_SHIFT;
-	return hm;
-}
-
-/*
- * Give @hm its shmem file and allocate every page.  On failure what was
- * made stays in @hm, which kfdpool_hostmem_free() (the dma-buf's release)
- * frees.
- */
+/* Give @hm its shmem file and pages; on failure kfdpool_hostmem_free(). */
 static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 {
 	struct file *shmem;
@@ -287,12 +235,7 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 			     __GFP_NOWARN);
 	if (!hm->pages)
 		return -ENOMEM;
-	/*
-	 * Flags 0, not VM_NORESERVE: the whole size is accounted against the
-	 * overcommit policy now (strict overcommit refuses it here).
-	 * shmem_kernel_file_setup() would spare LSM labelling, but 6.1 does
-	 * not export it.
-	 */
+	/* Not VM_NORESERVE: strict overcommit refuses the size here. */
 #ifdef KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS
 	shmem = shmem_file_setup("kfdpool", hm->size, EMPTY_VMA_FLAGS);
 #else
@@ -305,11 +248,7 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	hm->shmem = shmem;
 	ret = kfdpool_hostmem_populate(hm);
 err:
-	/*
-	 * shmem says -ENOSPC when it cannot allocate an inode (and for the
-	 * size limits of a tmpfs mount, which its internal mount has none
-	 * of); here -ENOSPC means a kfdpool limit.
-	 */
+	/* shmem's -ENOSPC (no inode) is not a kfdpool limit. */
 	return ret == -ENOSPC ? -ENOMEM : ret;
 }
 
@@ -396,36 +335,38 @@ static void kfdpool_hostmem_unmap(struct dma_buf_attachment *attach,
 	dma_unmap_sgtable(a->dev, sgt, dir, 0);
 }
 
-static int kfdpool_hostmem_begin_cpu(struct dma_buf *dmabuf,
-				     enum dma_data_direction dir)
+/* CPU access begins (@cpu) or ends: sync the vmap and mapped devices. */
+static int kfdpool_hostmem_sync(struct dma_buf *dmabuf,
+				enum dma_data_direction dir, bool cpu)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 	struct kfdpool_hostmem_attachment *a;
 
 	mutex_lock(&hm->lock);
-	if (hm->vaddr)
+	if (hm->vaddr && cpu)
 		invalidate_kernel_vmap_range(hm->vaddr, hm->size);
-	list_for_each_entry(a, &hm->attachments, node)
-		if (a->mapped)
+	else if (hm->vaddr)
+		flush_kernel_vmap_range(hm->vaddr, hm->size);
+	list_for_each_entry(a, &hm->attachments, node) {
+		if (a->mapped && cpu)
 			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+		else if (a->mapped)
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+	}
 	mutex_unlock(&hm->lock);
 	return 0;
+}
+
+static int kfdpool_hostmem_begin_cpu(struct dma_buf *dmabuf,
+				     enum dma_data_direction dir)
+{
+	return kfdpool_hostmem_sync(dmabuf, dir, true);
 }
 
 static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 				   enum dma_data_direction dir)
 {
-	struct kfdpool_hostmem *hm = dmabuf->priv;
-	struct kfdpool_hostmem_attachment *a;
-
-	mutex_lock(&hm->lock);
-	if (hm->vaddr)
-		flush_kernel_vmap_range(hm->vaddr, hm->size);
-	list_for_each_entry(a, &hm->attachments, node)
-		if (a->mapped)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
-	mutex_unlock(&hm->lock);
-	return 0;
+	return kfdpool_hostmem_sync(dmabuf, dir, false);
 }
 
 #ifndef KFDPOOL_HAVE_VFS_MMAP
@@ -448,11 +389,7 @@ static void vma_set_file(struct vm_area_struct *vma, struct file *file)
 }
 #endif
 
-/*
- * The vma becomes a mapping of the shmem file, with shmem's vm_ops: the
- * core checked the range against the dma-buf's size, and mmap_region()
- * expects ->mmap() to swap vm_file (vma_set_file() drops the dma-buf file).
- */
+/* The vma becomes the shmem file's (the core checked its range). */
 static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 				struct vm_area_struct *vma)
 {
@@ -547,59 +484,14 @@ static const struct dma_buf_ops kfdpool_hostmem_ops = {
 	.release = kfdpool_hostmem_release,
 };
 
-/* Export @hm; on success the dma-buf owns it (release frees it). */
-static struct dma_buf *kfdpool_hostmem_export(struct kfdpool_hostmem *hm)
+bool kfdpool_is_hostmem(struct dma_buf *dmabuf)
 {
-	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
-
-	exp_info.ops = &kfdpool_hostmem_ops;
-	exp_info.size = hm->size;
-	exp_info.flags = O_RDWR;
-	exp_info.priv = hm;
-	return dma_buf_export(&exp_info);
-}
-
-/* ---- accounting ---- */
-
-/*
- * Charge the kfdpool limits for ALLOC's @dmabuf, before any page exists:
- * the charge of every entry (kfdpool_entry_charge_locked()); @size stays in
- * pool->charging, against the pool's limit, until the entry is added or
- * the ALLOC fails.  Held entries that nobody references any more are freed
- * and the charge tried once more, as PIN does.
- */
-static int kfdpool_hostmem_charge(struct kfdpool_pool *pool,
-				  struct dma_buf *dmabuf, u64 size)
-{
-	int ret, tries = 2;
-
-	do {
-		mutex_lock(&pool->lock);
-		ret = kfdpool_entry_charge_locked(pool, dmabuf, size);
-		if (!ret)
-			pool->charging += size;
-		mutex_unlock(&pool->lock);
-	} while ((ret == -ENOSPC || ret == -EDQUOT) && --tries &&
-		 kfdpool_reap_all());
-	return ret;
-}
-
-/* Undo kfdpool_hostmem_charge() for an ALLOC that made no entry. */
-static void kfdpool_hostmem_uncharge(struct kfdpool_pool *pool,
-				     struct dma_buf *dmabuf, u64 size)
-{
-	mutex_lock(&pool->lock);
-	pool->charging -= size;
-	kfdpool_uncharge(pool->user, dmabuf);
-	mutex_unlock(&pool->lock);
+	return dmabuf->ops == &kfdpool_hostmem_ops;
 }
 
 /*
- * Would @npages pages surely fail?  Above the machine's memory, above what
- * the kernel estimates it can make available without swapping, or above
- * the memory.max of the caller's memory cgroup or one of its ancestors: no
- * reclaim makes room for those.  What passes may still fail, page by page,
- * when other memory is in use (kfdpool_hostmem_populate()).
+ * Can @npages pages fit at all: in the machine's memory, in what it can
+ * make available, and under the memory.max of the caller's cgroups?
  */
 static bool kfdpool_hostmem_fits(unsigned long npages)
 {
@@ -616,100 +508,157 @@ static bool kfdpool_hostmem_fits(unsigned long npages)
 	return fits;
 }
 
-/* Add ALLOC's entry, its charge moving from pool->charging to reserved. */
-static int kfdpool_hostmem_add_entry(struct kfdpool_pool *pool,
-				     struct kfdpool_entry *entry, u32 *id)
+/* Charge @npages to RLIMIT_MEMLOCK in @user, as io_uring does. */
+static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
 {
-	int ret = -ENOSPC;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long cur = atomic_long_read(&user->locked_vm);
 
-	mutex_lock(&pool->lock);
-	if (pool->nr_entries < READ_ONCE(kfdpool_max_entries))
-		ret = kfdpool_entry_insert_locked(pool, entry);
-	if (!ret) {
-		pool->charging -= entry->size;
-		/* Read under the lock: an UNPIN may free it once unlocked. */
-		*id = entry->id;
-	}
-	mutex_unlock(&pool->lock);
-	return ret;
+	do {
+		if (npages > limit || cur > limit - npages)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+					  cur + npages));
+	return 0;
 }
 
-long kfdpool_ioctl_alloc(struct file *file, void *data,
+/*
+ * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, the pool's
+ * limit (pool->charging until the entry is added), and the pool's user and
+ * the global figure for the entry and for @hm itself; what @hm holds goes
+ * with kfdpool_hostmem_free().
+ */
+static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
+				  struct kfdpool_hostmem *hm,
+				  struct kfdpool_charge **spares)
+{
+	struct kfdpool_pool *pool = pf->pool;
+	int ret;
+
+	if (pool->locked) {
+		ret = kfdpool_lock_pages(pool->locked->user, hm->npages);
+		if (ret)
+			return ret;
+		hm->locked = get_cred(pool->locked);
+	}
+	ret = kfdpool_lock(pf);
+	if (ret)
+		return ret;
+	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
+	    !kfdpool_pool_fits(pool, hm->size))
+		ret = -ENOSPC;
+	else
+		ret = kfdpool_charge(pool->user, hm, hm->size, 2, spares);
+	if (!ret)
+		pool->charging += hm->size;
+	mutex_unlock(&pool->lock);
+	if (ret)
+		return ret;
+	kfdpool_user_hold(pool->user);
+	hm->user = pool->user;
+	return 0;
+}
+
+/* Undo the entry's part of kfdpool_hostmem_charge(): no entry was made. */
+static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
+				      struct kfdpool_hostmem *hm)
+{
+	mutex_lock(&pool->lock);
+	pool->charging -= hm->size;
+	mutex_unlock(&pool->lock);
+	kfdpool_uncharge(pool->user, hm);
+}
+
+/*
+ * One ALLOC, in this order: the arguments and whether the size can fit at
+ * all, the charges, the pages, the export, the entry.  A failure undoes
+ * the steps before it.
+ */
+long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_alloc *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
+	struct kfdpool_charge *spares;
 	struct kfdpool_entry *entry;
+	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct kfdpool_hostmem *hm;
 	struct dma_buf *dmabuf;
-	u64 size = args->size;
-	u32 id;
 	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if (args->flags || args->pad || !size || !PAGE_ALIGNED(size))
+	if (args->flags || args->pad || !args->size ||
+	    !PAGE_ALIGNED(args->size))
 		return -EINVAL;
-
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	if (!entry)
+	if (!kfdpool_hostmem_fits(args->size >> PAGE_SHIFT))
 		return -ENOMEM;
-	hm = kfdpool_hostmem_new(size);
-	if (!hm) {
-		ret = -ENOMEM;
-		goto err_entry;
-	}
-	dmabuf = kfdpool_hostmem_export(hm);
-	if (IS_ERR(dmabuf)) {
-		kfdpool_hostmem_free(hm);
-		ret = PTR_ERR(dmabuf);
-		goto err_entry;
-	}
-	/* From here on the dma-buf's release frees @hm. */
 
-	ret = kfdpool_hostmem_charge(pool, dmabuf, size);
-	if (ret)
-		goto err_put;
+	hm = kzalloc(sizeof(*hm), GFP_KERNEL_ACCOUNT);
+	if (!hm)
+		return -ENOMEM;
+	mutex_init(&hm->lock);
+	INIT_LIST_HEAD(&hm->attachments);
+	hm->size = args->size;
+	hm->npages = args->size >> PAGE_SHIFT;
 	ret = -ENOMEM;
-	if (!kfdpool_hostmem_fits(size >> PAGE_SHIFT))
-		goto err_uncharge;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
+	spares = kfdpool_charge_prepare(pool->user);
+	if (!entry || !spares)
+		goto err_free;
+	ret = kfdpool_hostmem_charge(pf, hm, &spares);
+	if (ret)
+		goto err_free;
 	ret = kfdpool_hostmem_fill(hm);
 	if (ret)
-		goto err_uncharge;
+		goto err_unreserve;
+	exp_info.ops = &kfdpool_hostmem_ops;
+	exp_info.size = hm->size;
+	exp_info.flags = O_RDWR;
+	exp_info.priv = hm;
+	dmabuf = dma_buf_export(&exp_info);
+	if (IS_ERR(dmabuf)) {
+		ret = PTR_ERR(dmabuf);
+		goto err_unreserve;
+	}
+	/* From here on the dma-buf's release frees @hm. */
+	hm = NULL;
 
-	/* The entry takes the export's reference. */
 	entry->dmabuf = dmabuf;
-	entry->size = size;
+	entry->size = args->size;
 	entry->cookie = args->cookie;
-	/* Its fd comes from the pool: held while kept after UNPIN. */
-	entry->handed_out = true;
-	entry->cover.root = RB_ROOT;
-	ret = kfdpool_hostmem_add_entry(pool, entry, &id);
-	if (ret)
-		goto err_uncharge;
+	ret = kfdpool_lock(pf);
+	if (!ret) {
+		ret = kfdpool_entry_add_locked(pool, entry, NULL);
+		/* Read under the lock: an UNPIN may free it once unlocked. */
+		args->entry_id = entry->id;
+		mutex_unlock(&pool->lock);
+	}
+	if (ret) {
+		kfdpool_hostmem_unreserve(pool, dmabuf->priv);
+		dma_buf_put(dmabuf);
+		goto err_free;
+	}
+	kfdpool_charge_finish(spares);
 
-	/*
-	 * The fd's reference; the dispatcher installs it through the receive
-	 * path after the copy back, writing its number into @fd.
-	 */
+	/* The fd's reference, installed after the copy back. */
 	get_dma_buf(dmabuf);
 	fdo->file = dmabuf->file;
 	fdo->fd_off = offsetof(struct kfdpool_alloc, fd);
 	fdo->undo = kfdpool_pin_undo;
 	fdo->pfile = pf;
-	fdo->entry_id = id;
+	fdo->entry_id = args->entry_id;
 	fdo->dmabuf = dmabuf;
 	args->fd = -1;
-	args->entry_id = id;
 	return 0;
 
-err_uncharge:
-	/* Uncharge before dropping the reference the charge stands for. */
-	kfdpool_hostmem_uncharge(pool, dmabuf, size);
-err_put:
-	dma_buf_put(dmabuf);
-err_entry:
+err_unreserve:
+	kfdpool_hostmem_unreserve(pool, hm);
+err_free:
+	if (hm)
+		kfdpool_hostmem_free(hm);
+	kfdpool_charge_finish(spares);
 	kfree(entry);
 	return ret;
 }

@@ -1,30 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * kfdpool internals shared by the module's files.
- *
- * Locking, outermost first:
- *   kfdpool_pools_lock (global list of pools, debugfs, freeing pools)
- *     pool->lock (everything inside one pool, including the per-fd import
- *                 counts of that pool's files)
- *       kfdpool_limits_lock (spinlock: users and charges, limits.c)
- *       kfdpool_held_lock (spinlock: the pools that hold entries, held.c)
- * No lock is held across a copy to or from user space: ioctl handlers work
- * on kernel copies, and the batch and io_uring paths copy each element in
- * and out around the locked section.  Pool ids are looked up without a lock
- * (RCU, kfdpool_pool_ids).
+ * kfdpool internals.  Locking, outermost first: kfdpool_pools_lock,
+ * pool->lock (everything in one pool, its files' import counts included),
+ * kfdpool_charge_lock (a spinlock); kfdpool_users_lock is taken with none
+ * of these held, but may take kfdpool_charge_lock.  No lock is held across
+ * a copy to or from user space.
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
 
 #include <linux/bits.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/kref.h>
-#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
-#include <linux/rcupdate.h>
-#include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
@@ -40,14 +29,14 @@
 #define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
-/*
- * Secrets (record nonces, handle MACs) are compared with crypto_memneq(),
- * which the kernel builds with CRYPTO_LIB_UTILS (6.5 on; CRYPTO selects it)
- * and, before that symbol existed, with CRYPTO.  Say so here rather than
- * as an unresolved symbol at modpost or insmod time.
- */
+/* Secrets are compared with crypto_memneq(). */
 #if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
 #error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
+#endif
+
+/* ALLOC charges RLIMIT_MEMLOCK in user_struct.locked_vm. */
+#ifndef KFDPOOL_HAVE_USER_LOCKED_VM
+#error "kfdpool needs user_struct.locked_vm: enable CONFIG_NET or CONFIG_IO_URING"
 #endif
 
 #if IS_ENABLED(CONFIG_IO_URING) && \
@@ -59,18 +48,48 @@
 #error "kfdpool: unknown io_uring command API (see kmod/probes/uring_cmd_*.c)"
 #endif
 
-/* Bytes of a record's nonce. */
-#define KFDPOOL_NONCE_LEN	16
+#ifndef KFDPOOL_HAVE_RB_ADD
+/* rb_add() and rb_find(), for kernels older than them. */
+static inline void rb_add(struct rb_node *node, struct rb_root *tree,
+			  bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &tree->rb_node, *parent = NULL;
 
-/* Bits of the dma-buf hash of a pool (finds a dma-buf pinned twice). */
-#define KFDPOOL_DMABUF_HASH_BITS	8
+	while (*link) {
+		parent = *link;
+		link = less(node, parent) ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color(node, tree);
+}
 
-/*
- * Objects freed per lock hold in long teardowns (an entry's records, a
- * pool's entries, a file's imports): between batches the lock is dropped
- * and the CPU yielded.
- */
+static inline struct rb_node *
+rb_find(const void *key, const struct rb_root *tree,
+	int (*cmp)(const void *key, const struct rb_node *))
+{
+	struct rb_node *node = tree->rb_node;
+	int c;
+
+	while (node) {
+		c = cmp(key, node);
+		if (!c)
+			return node;
+		node = c < 0 ? node->rb_left : node->rb_right;
+	}
+	return NULL;
+}
+#endif
+
+/* Implementation limits, reported by QUERY. */
+#define KFDPOOL_MAX_RECORDS	BIT(20)
+#define KFDPOOL_BATCH_MAX	4096
+/* The largest element of a batch or a listing. */
+#define KFDPOOL_ELEM_MAX	4096
+
+/* Objects freed per lock hold in long teardowns. */
 #define KFDPOOL_TEARDOWN_BATCH	256
+
+#define KFDPOOL_NONCE_LEN	16
 
 /* Module parameters (main.c). */
 extern unsigned long kfdpool_global_limit;
@@ -81,80 +100,38 @@ extern unsigned int kfdpool_max_user_records;
 extern bool kfdpool_allow_any_handles;
 
 struct dma_buf;
+struct kfdpool_charge;
+struct kfdpool_rec;
 struct kfdpool_user;
-struct kfdpool_bp;
 struct seq_file;
 struct user_namespace;
-
-/**
- * struct kfdpool_cover - the bytes of an entry its records cover (cover.c)
- * @root: breakpoints (struct kfdpool_bp), by offset
- * @bytes: bytes at least one record covers
- * @noted: in a transaction (struct kfdpool_cover_txn), @bytes to recount
- */
-struct kfdpool_cover {
-	struct rb_root root;
-	u64 bytes;
-	bool noted;
-};
-
-/* Breakpoint summaries a pool may leave stale between settles. */
-#define KFDPOOL_COVER_DIRTY	32
-
-/**
- * struct kfdpool_cover_dirty - a breakpoint whose summary is stale
- * @c: the coverage it is in
- * @rb: the breakpoint; NULL for @c itself, whose bytes are to recount
- */
-struct kfdpool_cover_dirty {
-	struct kfdpool_cover *c;
-	struct rb_node *rb;
-};
-
-/**
- * struct kfdpool_cover_txn - coverage changes not settled yet (cover.c)
- * @deferred: paths are recomputed at settle; else at each change (one
- *	record's changes gain nothing from waiting, see cover.c)
- * @n: how many of @d are used
- * @d: the breakpoints whose paths to their roots are stale
- */
-struct kfdpool_cover_txn {
-	bool deferred;
-	unsigned int n;
-	struct kfdpool_cover_dirty d[KFDPOOL_COVER_DIRTY];
-};
+struct cred;
 
 /*
- * rectab.c: a page of records is a 4 KiB object of its slab cache, 73
- * records of 56 bytes (struct kfdpool_rec, defined below).
+ * The record table (record.c): 4 KiB pages of 73 records; record id N is
+ * slot (N - 1) % 128 of page (N - 1) / 128, a shift and a mask away.
  */
-#define KFDPOOL_RECS_PER_PAGE	(SZ_4K / sizeof(struct kfdpool_rec))
-#define KFDPOOL_RECTAB_PAGES	DIV_ROUND_UP(KFDPOOL_MAX_RECORDS, \
-					     KFDPOOL_RECS_PER_PAGE)
-/* Record id - 1: page << KFDPOOL_RECTAB_SHIFT | slot (rectab.c) */
+#define KFDPOOL_RECS_PER_PAGE	(SZ_4K / 56)
 #define KFDPOOL_RECTAB_SHIFT	7
 #define KFDPOOL_RECTAB_MASK	(BIT(KFDPOOL_RECTAB_SHIFT) - 1)
+#define KFDPOOL_RECTAB_PAGES	DIV_ROUND_UP(KFDPOOL_MAX_RECORDS, \
+					     KFDPOOL_RECS_PER_PAGE)
 #define KFDPOOL_RECTAB_NONE	U32_MAX
 
-/**
- * struct kfdpool_rec_page - a page of the record table
- * @recs: its KFDPOOL_RECS_PER_PAGE records, or NULL
- * @nr_live: how many of them are live
- */
+/* A page of the record table: its records, or NULL, and how many live. */
 struct kfdpool_rec_page {
 	struct kfdpool_rec *recs;
 	u32 nr_live;
 };
 
 /**
- * struct kfdpool_rectab - a pool's records by id (rectab.c)
- * @dir: @nr_dir pages, in record id order
+ * struct kfdpool_rectab - a pool's records by id
+ * @dir: @nr_dir pages, in id order
  * @nr_dir: places in @dir
- * @nr_pages: pages allocated (debugfs shows them)
+ * @nr_pages: pages allocated
  * @hole: no place of @dir below it is empty
- * @spare: the page with no live record kept, or KFDPOOL_RECTAB_NONE
- * @free: id of the first free slot (a list through struct kfdpool_rec's
- *	@next and @prev), last freed first; 0 for none
+ * @spare: an empty page kept, or KFDPOOL_RECTAB_NONE
+ * @free: the list of free slots, 0 for none
  */
 struct kfdpool_rectab {
 	struct kfdpool_rec_page *dir;
@@ -167,65 +144,45 @@ struct kfdpool_rectab {
 
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
- * @ref: one reference per open pool file (and per transient lookup)
- * @lock: protects everything below that is not marked constant
- * @node: in kfdpool_pools, under kfdpool_pools_lock, until the pool is freed
- *	(zombies included)
- * @serial_node: in kfdpool_pools_by_serial (by @serial), exactly while
- *	@node is in kfdpool_pools
- * @idnode: in kfdpool_pool_ids (by @id) while @ref is not zero
- * @rcu: frees the pool after lookups by id that may still see it
- * @serial: creation number, never reused: the list is in @serial order, and
- *	POOL_LIST's cursor is a @serial (constant)
- * @id: random 128-bit id (constant)
- * @name: NUL-terminated name (constant)
- * @limit: bytes the pool may pin, 0 for no limit (constant)
- * @handle_types: KFDPOOL_HANDLE_TYPE_* allowed (constant)
- * @owner_pid: thread-group pid of the creator (constant)
- * @uid: euid of the creator, charged for the pool's pins (constant)
- * @user: the user charged: @uid in the creator's user namespace (constant)
- * @entries: entry id -> struct kfdpool_entry, live and draining
- * @next_entry: cursor of the cyclic entry id allocation
- * @dmabufs: live entries hashed by dma-buf, to refuse a double pin
- * @records: record id -> struct kfdpool_rec (rectab.c)
- * @generation: export counter; each record stores its value, and the
- *	record's generation is its low 32 bits
- * @reserved: bytes of all entries, draining ones included
- * @charging: bytes ALLOC charged for entries whose pages it is still
- *	allocating; counted against @limit with @reserved, not reported
+ * @ref: the memory's references: files and lookups
+ * @lock: protects the fields below that change
+ * @nr_owners: open owner files; the pool ends when none is left
+ * @ended: kfdpool_pool_end() ran: nothing is left, calls get -ENODEV
+ * @serial: index in kfdpool_pools until the pool ends
+ * @id: random id
+ * @name: name
+ * @limit: bytes the pool may pin, 0 for no limit
+ * @handle_types: KFDPOOL_HANDLE_TYPE_*
+ * @owner_pid: the creator's thread group
+ * @uid: the creator's euid
+ * @user: charged for entries and records
+ * @locked: the creator's cred, whose user ALLOC charges (RLIMIT_MEMLOCK),
+ *	or NULL
+ * @entries: entry id -> struct kfdpool_entry
+ * @next_entry: cursor of the entry ids
+ * @dmabufs: live entries by dma-buf
+ * @records: the records
+ * @generation: export counter
+ * @reserved: bytes of all entries
+ * @charging: bytes ALLOCs charged for entries still to come
  * @reserved_high: high-water mark of @reserved
- * @used: bytes at least one live record covers
+ * @used: bytes of the entries that have a live record
  * @used_high: high-water mark of @used
  * @draining: bytes of draining entries
- * @imported: sum over pool files of the bytes of the entries each holds
- * @nr_entries: entries, draining ones included
+ * @imported: sum over files of the bytes of the entries each holds
+ * @nr_entries: entries
  * @nr_draining: draining entries
  * @nr_records: live records
- * @nr_import_fds: open import-mode files
- * @held: held entries (entry->held_node), see held.c
- * @held_bytes: bytes of held entries
- * @nr_held: held entries
- * @held_node: in kfdpool_held_pools while @nr_held is not zero, under
- *	kfdpool_held_lock
- * @zombie: every file is closed but held entries keep the pool (and its
- *	charges) until the reaper frees them
- * @handle_key: key of the MACs that are the secrets of the pool's handles
- *	(handle.c); replaced by HANDLE_ROTATE
- * @nonce_key: keys of the PRF that makes record nonces, one per half
- *	(record.c)
- * @bp_stash: breakpoints an export allocated and did not use, for the next
- *	(cover.c)
- * @cover_txn: coverage changes whose effect on @used is not counted yet;
- *	kfdpool_pool_settle() counts them, before pool->lock is dropped
+ * @nr_import_fds: open import files
+ * @handle_key: keys of the handles' MACs
+ * @nonce_key: keys of the records' nonces
  */
 struct kfdpool_pool {
 	struct kref ref;
-	struct mutex lock;	/* see the kernel-doc above */
-	struct list_head node;
-	struct rb_node serial_node;
-	struct rhash_head idnode;
-	struct rcu_head rcu;
-	u64 serial;
+	struct mutex lock;	/* see above */
+	u32 nr_owners;
+	bool ended;
+	u32 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
@@ -233,10 +190,11 @@ struct kfdpool_pool {
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
+	const struct cred *locked;
 
 	struct xarray entries;
 	u32 next_entry;
-	DECLARE_HASHTABLE(dmabufs, KFDPOOL_DMABUF_HASH_BITS);
+	struct rb_root dmabufs;
 	struct kfdpool_rectab records;
 	u64 generation;
 
@@ -251,28 +209,18 @@ struct kfdpool_pool {
 	u32 nr_draining;
 	u32 nr_records;
 	u32 nr_import_fds;
-	struct list_head held;
-	u64 held_bytes;
-	u32 nr_held;
-	bool zombie;
-	struct list_head held_node;
 	siphash_key_t handle_key[2];
 	siphash_key_t nonce_key[2];
-	struct kfdpool_bp *bp_stash[2];
-	struct kfdpool_cover_txn cover_txn;
 };
 
 /**
- * struct kfdpool_file - one open pool file (the private data of the file)
- * @pool: the pool; the file holds a reference
- * @id: number of the open file, never reused (fdinfo's kfdpool-file-id: fds
- *	that show the same id share one open file, through fork, dup or fd
- *	passing) (constant)
- * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT (constant)
- * @imports: entry id -> xa_mk_value(imports this file holds of the entry),
- *	under pool->lock
- * @nr_imports: entries this file holds imports of, under pool->lock
- * @imported: bytes of those entries, under pool->lock
+ * struct kfdpool_file - one open pool file
+ * @pool: the pool, referenced
+ * @id: number of the open file, never reused
+ * @mode: KFDPOOL_MODE_OWNER or KFDPOOL_MODE_IMPORT
+ * @imports: entry id -> xa_mk_value(imports of it held)
+ * @nr_imports: entries imported
+ * @imported: their bytes
  */
 struct kfdpool_file {
 	struct kfdpool_pool *pool;
@@ -284,63 +232,52 @@ struct kfdpool_file {
 };
 
 /**
- * struct kfdpool_entry - a pinned dma-buf; owned by its pool, all fields
- *	under pool->lock
- * @id: the entry's id in pool->entries
- * @dmabuf: the pinned dma-buf; the entry holds a reference
- * @size: the dma-buf's size, charged to the pool
- * @cookie: the user's cookie given at pin
- * @draining: unpinned, kept while imports of it are counted or it is held
- * @handed_out: an import gave out an fd of the dma-buf
- * @held: draining with no import counted, kept because fds the pool
- *	handed out may still be open (on pool->held through @held_node)
- * @busy: UNPIN is freeing the entry's revoked records with the pool's lock
- *	dropped between batches: nobody else may free the entry
- * @holders: pool files that hold imports of the entry
- * @nr_records: live records of the entry
- * @records: id of the first live record of the entry (a list through
- *	struct kfdpool_rec's @next and @prev), 0 for none
- * @cover: the bytes the records cover
- * @hnode: in pool->dmabufs while live
- * @held_node: in pool->held while held
+ * enum kfdpool_entry_state - where an entry is in its life
+ * @KFDPOOL_ENTRY_LIVE: pinned: records are made and imported
+ * @KFDPOOL_ENTRY_UNPINNING: UNPIN frees its records, the lock dropped
+ *	between batches; only UNPIN may free it
+ * @KFDPOOL_ENTRY_DRAINING: unpinned, kept while files hold imports of it
  */
-struct kfdpool_entry {
-	u32 id;
-	struct dma_buf *dmabuf;
-	u64 size;
-	u64 cookie;
-	bool draining;
-	bool handed_out;
-	bool held;
-	bool busy;
-	u32 holders;
-	u32 nr_records;
-	u32 records;
-	struct kfdpool_cover cover;
-	struct hlist_node hnode;
-	struct list_head held_node;
+enum kfdpool_entry_state {
+	KFDPOOL_ENTRY_LIVE,
+	KFDPOOL_ENTRY_UNPINNING,
+	KFDPOOL_ENTRY_DRAINING,
 };
 
 /**
- * struct kfdpool_rec - what the kernel stored of an export record
- * @entry: the entry the record points into
+ * struct kfdpool_entry - a pinned dma-buf, under pool->lock
+ * @id: its id in pool->entries
+ * @state: enum kfdpool_entry_state
+ * @dmabuf: the dma-buf, referenced
+ * @size: its bytes
+ * @cookie: the user's cookie
+ * @holders: files that hold imports of it
+ * @nr_records: live records
+ * @records: the list of live records, 0 for none
+ * @node: in pool->dmabufs while live
+ */
+struct kfdpool_entry {
+	u32 id;
+	enum kfdpool_entry_state state;
+	struct dma_buf *dmabuf;
+	u64 size;
+	u64 cookie;
+	u32 holders;
+	u32 nr_records;
+	u32 records;
+	struct rb_node node;
+};
+
+/**
+ * struct kfdpool_rec - what the kernel keeps of a record (56 bytes)
+ * @entry: its entry, NULL while the slot is free
  * @offset: offset in the entry
- * @size: bytes covered
- * @next: id of the next record on the list the record is on (its entry's
- *	while live, else the table's free slots or an unpinned entry's dead
- *	ones), 0 at the end
- * @prev: id of the one before, 0 at the head
- * @id: the record's slot in pool->records, plus one (constant)
- * @generation: the low 32 bits of pool->generation when made, which the
- *	record carries
- * @nonce: the record's nonce, made when it was (kfdpool_rec_nonce())
- *
- * The nonce is stored, not recomputed when the record is presented: two
- * SipHash-2-4 runs (~370 guest instructions) were a third of a validated
- * import.  The lists link record ids rather than pointers: 8 bytes
- * rather than 16 of a list_head, which keeps the record at 56 bytes and
- * 73 of them to a page of the record table (issue 14's bound is 64 bytes
- * a record, the table's directory included).
+ * @size: bytes
+ * @next: next record id on its list, 0 at the end
+ * @prev: previous one, 0 at the head
+ * @id: the slot's record id
+ * @generation: low 32 bits of pool->generation when made
+ * @nonce: made at export
  */
 struct kfdpool_rec {
 	struct kfdpool_entry *entry;
@@ -354,23 +291,14 @@ struct kfdpool_rec {
 };
 
 /**
- * struct kfdpool_fd_out - what a command hands out, made final by its caller
- * @file: the file to hand out at a new fd (a reference the command took),
- *	or NULL
- * @fd_off: where the fd number goes in the caller's ioctl struct
- * @undo: called when the caller cannot be told of the command's result (the
- *	copy back failed, or no fd could be installed) to take back what the
- *	command made, may be NULL
+ * struct kfdpool_fd_out - what a command hands out after its copy back
+ * @file: the file to install at a new fd (a reference), or NULL
+ * @fd_off: where the fd number goes in the caller's struct
+ * @undo: takes the command back when the caller cannot be told of it
  * @pfile: argument of @undo
  * @entry_id: argument of @undo
- * @dmabuf: argument of @undo: the dma-buf a pin pinned (its identity)
+ * @dmabuf: argument of @undo: the dma-buf a pin pinned
  * @record: argument of @undo: the record an export made
- *
- * A command prepares the file and arms @undo; the caller copies its results
- * to user space and only then installs the fd through the kernel's receive
- * path (kfdpool_fd_commit()), or, when the copy failed, drops the file and
- * undoes the command (kfdpool_fd_abort()): nothing the caller never learnt
- * of may stay behind in the pool.
  */
 struct kfdpool_fd_out {
 	struct file *file;
@@ -382,91 +310,80 @@ struct kfdpool_fd_out {
 	struct kfdpool_record record;
 };
 
-void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo);
+static inline void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
+{
+	fdo->file = NULL;
+	fdo->undo = NULL;
+}
+
 int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd);
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
-void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
-			     struct kfdpool_file *pf,
-			     const struct kfdpool_record *record);
 
 /**
- * struct kfdpool_ioctl_desc - one size-versioned ioctl
- * @cmd: the command as defined in the uapi header (the kernel's size)
- * @min_size: the size of the command's first version; a caller struct
- *	smaller than this is refused
- * @handler: called with a kernel copy of the caller's struct, zero-filled
- *	past what the caller passed; what it leaves there is copied back.  A
- *	handler that hands out an fd fills @fdo and leaves -1 in the struct's
- *	fd field; the dispatcher installs the fd, writing its number there,
- *	after the copy back succeeded.
+ * struct kfdpool_ioctl_desc - one size-versioned ioctl, at _IOC_NR(@cmd)
+ * @cmd: the command, with the kernel's struct size
+ * @handler: runs on a kernel copy of the caller's struct; @nr is
+ *	_IOC_NR(@cmd)
  */
 struct kfdpool_ioctl_desc {
 	unsigned int cmd;
-	unsigned int min_size;
-	long (*handler)(struct file *file, void *data,
+	long (*handler)(struct file *file, unsigned int nr, void *data,
 			struct kfdpool_fd_out *fdo);
 };
 
-/* Table entry: index the table with _IOC_NR() of the command. */
-#define KFDPOOL_IOCTL(_cmd, _min_size, _handler)			\
-	{ .cmd = (_cmd), .min_size = (_min_size), .handler = (_handler) }
+#define KFDPOOL_IOCTL(name, fn) \
+	[_IOC_NR(KFDPOOL_IOC_##name)] = { KFDPOOL_IOC_##name, fn }
 
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
 			    const struct kfdpool_ioctl_desc *table,
 			    unsigned int nr);
 
-bool kfdpool_mem_is_zero(const void *p, size_t len);
-
 /* pool.c */
-extern const struct file_operations kfdpool_pool_fops;
 extern struct mutex kfdpool_pools_lock;
-extern struct list_head kfdpool_pools;
-extern struct rb_root kfdpool_pools_by_serial;
-
-int kfdpool_pools_init(void);
-void kfdpool_pools_exit(void);
-struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id);
-void kfdpool_pool_unlist(struct kfdpool_pool *pool);
-void kfdpool_pool_destroy(struct kfdpool_pool *pool);
-long kfdpool_pool_create(struct file *file, void *data,
-			 struct kfdpool_fd_out *fdo);
+extern struct xarray kfdpool_pools;
+struct kfdpool_pool *kfdpool_pool_find(u32 serial, const u8 *id);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off);
-unsigned int kfdpool_nr_pools(void);
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
+long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
+			 struct kfdpool_fd_out *fdo);
+
+/* Lock @pf's pool, unless it ended: 0 or -ENODEV (unlocked). */
+static inline int kfdpool_lock(struct kfdpool_file *pf)
+{
+	mutex_lock(&pf->pool->lock);
+	if (likely(!pf->pool->ended))
+		return 0;
+	mutex_unlock(&pf->pool->lock);
+	return -ENODEV;
+}
+
+/* entry.c */
+int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
+			     struct kfdpool_entry *entry,
+			     struct kfdpool_charge **spares);
+void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
+int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
+int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
+void kfdpool_file_drop_imports(struct kfdpool_file *pf);
+void kfdpool_pool_free_entries(struct kfdpool_pool *pool);
+long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
+		       struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_unpin(struct file *file, unsigned int nr, void *data,
+			 struct kfdpool_fd_out *fdo);
 
 /* Does @size more fit the pool's limit?  pool->lock held. */
-static inline bool kfdpool_pool_limit_fits(const struct kfdpool_pool *pool,
-					   u64 size)
+static inline bool kfdpool_pool_fits(const struct kfdpool_pool *pool,
+				     u64 size)
 {
-	/* reserved + charging never passes the limit: no overflow below. */
 	return !pool->limit ||
 	       (size <= pool->limit &&
 		pool->reserved + pool->charging <= pool->limit - size);
 }
 
-/* entry.c */
-long kfdpool_ioctl_pin(struct file *file, void *data,
-		       struct kfdpool_fd_out *fdo);
-int kfdpool_entry_charge_locked(struct kfdpool_pool *pool,
-				struct dma_buf *dmabuf, u64 size);
-int kfdpool_entry_insert_locked(struct kfdpool_pool *pool,
-				struct kfdpool_entry *entry);
-void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_unpin(struct file *file, void *data,
-			 struct kfdpool_fd_out *fdo);
-void kfdpool_entry_free(struct kfdpool_pool *pool,
-			struct kfdpool_entry *entry);
-bool kfdpool_entry_settle(struct kfdpool_pool *pool,
-			  struct kfdpool_entry *entry);
-int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
-int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
-void kfdpool_file_drop_imports(struct kfdpool_file *pf);
-void kfdpool_pool_free_all(struct kfdpool_pool *pool);
-
-/* record.c: the commands of ioctls, batches and io_uring alike */
+/* record.c: the halves of an element, unlocked and under pool->lock */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e);
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e);
@@ -477,49 +394,27 @@ int kfdpool_revoke_locked(struct kfdpool_file *pf,
 int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp);
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held);
-int kfdpool_release_prep(const struct kfdpool_release *rel);
-int kfdpool_release_locked(struct kfdpool_file *pf,
-			   const struct kfdpool_release *rel);
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e);
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r);
-int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo);
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel);
-void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec);
-long kfdpool_ioctl_export(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_revoke(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_import(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_release(struct file *file, void *data,
-			   struct kfdpool_fd_out *fdo);
-
-/* rectab.c */
 int kfdpool_rec_cache_init(void);
 void kfdpool_rec_cache_exit(void);
-void kfdpool_rectab_init(struct kfdpool_rectab *t);
 void kfdpool_rectab_destroy(struct kfdpool_rectab *t);
-struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t);
-void kfdpool_rectab_put(struct kfdpool_rectab *t, struct kfdpool_rec *rec);
-struct kfdpool_rec *kfdpool_rectab_find(struct kfdpool_rectab *t, u32 id);
-struct kfdpool_rec *kfdpool_rectab_slot(struct kfdpool_rectab *t, u32 id);
-void kfdpool_reclist_add(struct kfdpool_rectab *t, u32 *head,
-			 struct kfdpool_rec *rec);
-void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
-			 struct kfdpool_rec *rec);
+void kfdpool_recs_put(struct kfdpool_pool *pool, u32 *dead, unsigned int n);
 
-/* batch.c */
+/* batch.c: one element of EXPORT, REVOKE, IMPORT or RELEASE */
+union kfdpool_elem {
+	struct kfdpool_export exp;
+	struct kfdpool_revoke rev;
+	struct kfdpool_import imp;
+	struct kfdpool_release rel;
+};
+
+int kfdpool_one(struct kfdpool_file *pf, unsigned int nr,
+		union kfdpool_elem *el, struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_one(struct file *file, unsigned int nr, void *data,
+		       struct kfdpool_fd_out *fdo);
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 		   const struct kfdpool_batch *b);
-long kfdpool_ioctl_export_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_revoke_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_import_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_release_batch(struct file *file, void *data,
-				 struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_batch(struct file *file, unsigned int nr, void *data,
+			 struct kfdpool_fd_out *fdo);
 
 /* uring.c */
 #ifdef KFDPOOL_HAVE_URING
@@ -528,62 +423,37 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 #endif
 
 /* limits.c */
-int kfdpool_limits_init(void);
-void kfdpool_limits_exit(void);
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
-void kfdpool_user_put(struct kfdpool_user *user);
-int kfdpool_charge(struct kfdpool_user *user, const void *obj, u64 size);
-void kfdpool_uncharge(struct kfdpool_user *user, const void *obj);
-bool kfdpool_charge_outside_refs(const void *obj, struct file *file);
-int kfdpool_records_charge(struct kfdpool_user *user);
-void kfdpool_records_uncharge(struct kfdpool_user *user, unsigned long nr);
-void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
-			  u64 *global, u64 *pinned, u64 *records);
+void kfdpool_user_hold(struct kfdpool_user *u);
+void kfdpool_user_put(struct kfdpool_user *u);
+struct kfdpool_charge *kfdpool_charge_prepare(struct kfdpool_user *u);
+void kfdpool_charge_finish(struct kfdpool_charge *spares);
+int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size,
+		   unsigned int refs, struct kfdpool_charge **spares);
+void kfdpool_uncharge(struct kfdpool_user *u, const void *obj);
+int kfdpool_records_charge(struct kfdpool_user *u);
+void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
+void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
+			  u64 *global, u64 *pinned, u32 *records);
 void kfdpool_users_show(struct seq_file *m);
-
-/* cover.c */
-int kfdpool_cover_init(void);
-void kfdpool_cover_exit(void);
-int kfdpool_bp_stash_take(struct kfdpool_bp *stash[2],
-			  struct kfdpool_bp *spare[2]);
-void kfdpool_bp_stash_keep(struct kfdpool_bp *stash[2],
-			   struct kfdpool_bp *spare[2]);
-void kfdpool_cover_release(struct kfdpool_bp *spare[2]);
-void kfdpool_pool_settle(struct kfdpool_pool *pool);
-bool kfdpool_cover_txn_full(const struct kfdpool_cover_txn *t);
-u64 kfdpool_cover_add(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
-		      u64 start, u64 size, struct kfdpool_bp *spare[2]);
-u64 kfdpool_cover_del(struct kfdpool_cover_txn *t, struct kfdpool_cover *c,
-		      u64 start, u64 size);
-s64 kfdpool_cover_settle(struct kfdpool_cover_txn *t);
-u64 kfdpool_cover_take(struct kfdpool_cover *c, struct rb_root *out);
-void kfdpool_cover_free(struct rb_root *root);
-
-/* held.c */
-void kfdpool_held_add(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
-void kfdpool_held_del(struct kfdpool_pool *pool, struct kfdpool_entry *entry);
-unsigned int kfdpool_pool_reap_locked(struct kfdpool_pool *pool);
-unsigned int kfdpool_reap_all(void);
-void kfdpool_held_exit(void);
+void kfdpool_limits_exit(void);
 
 /* hostmem.c */
-long kfdpool_ioctl_alloc(struct file *file, void *data,
+bool kfdpool_is_hostmem(struct dma_buf *dmabuf);
+long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo);
 
 /* handle.c */
-void kfdpool_handle_key_init(struct kfdpool_pool *pool);
-long kfdpool_ioctl_handle_export(struct file *file, void *data,
+long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
+long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo);
-long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
-				      struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
+				      void *data, struct kfdpool_fd_out *fdo);
 
 /* list.c */
-long kfdpool_ioctl_pool_list(struct file *file, void *data,
+long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 			     struct kfdpool_fd_out *fdo);
-
-/* debugfs.c */
 void kfdpool_debugfs_init(void);
 void kfdpool_debugfs_exit(void);
 

@@ -1,36 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What the module charges, and to whom: pinned bytes against global_limit
- * and user_limit, live export records against max_user_records.
- *
- * Users.  A user is a euid at one user-namespace level, as the kernel's
- * ucounts count it: a user of namespace N is charged at N's level and again,
- * as N's owner, at N's parent's level, and so on up to init_user_ns, each
- * level against the same limit.  Creating user namespaces therefore mints
- * no fresh quota: whatever a namespace's users pin is also charged to its
- * owner.  The ucounts functions are not exported to modules (6.1 and 6.12
- * export none of alloc_ucounts, get/put_ucounts, inc_ucount,
- * inc_rlimit_ucounts), so the same chain is kept here, one kfdpool_user per
- * (namespace, euid) that has pools, linked to its parent level through the
- * namespace's parent and owner.
- *
- * Objects.  Bytes are charged per object (a dma-buf), not per entry: the
- * first charge of an object at a level adds its size there, later charges
- * of the same object at the same level only count references, and the last
- * uncharge takes the size back.  The global figure is the level above every
- * user.  So a dma-buf pinned in N pools counts once globally and once at
- * each level of each user pinning it, however many pools of theirs pin it;
- * two users pinning one dma-buf are each charged once (each alone keeps it
- * alive; no charge ever moves to a user who did not ask for it).
- *
- * The charge of (object, level) pairs lives in kfdpool_charges, an
- * rhashtable under kfdpool_limits_lock.  Records are counted per level with
- * atomics, without the lock: EXPORT is the hot path.
+ * Pinned bytes against global_limit and user_limit, live records against
+ * max_user_records.  A user is a euid at one user-namespace level, as
+ * ucounts count them (no ucounts function is exported to modules): it is
+ * charged at its level and, as its namespace's owner, at each level up,
+ * so a namespace mints no fresh quota.  A level charges an object (a
+ * dma-buf, or ALLOC's memory) once, however many entries hold it.  A
+ * charge checks every level, then charges each from tree nodes allocated
+ * beforehand: it cannot fail half-way.
  */
-#include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/refcount.h>
-#include <linux/rhashtable.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -38,17 +18,21 @@
 
 #include "kfdpool.h"
 
+/* What is charged at one level: the objects, and their bytes. */
+struct kfdpool_level {
+	struct rb_root charges;
+	u64 pinned;
+};
+
 /**
  * struct kfdpool_user - one euid at one user-namespace level
- * @hnode: in kfdpool_users, under kfdpool_limits_lock
- * @ns: the namespace; the user holds a reference
+ * @hnode: in kfdpool_users
+ * @ns: the namespace, referenced
  * @uid: the euid
- * @parent: the level above: (@ns->parent, @ns->owner); NULL at
- *	init_user_ns.  The user holds a reference.
- * @ref: pools of the user, and users of the level below
- * @pinned: bytes of the distinct objects charged at this level, under
- *	kfdpool_limits_lock
- * @records: live export records charged at this level
+ * @parent: the level above, (@ns->parent, @ns->owner), referenced
+ * @ref: pools, ALLOC buffers and users of the level below
+ * @lvl: what is charged here, under kfdpool_charge_lock
+ * @records: live records charged here
  */
 struct kfdpool_user {
 	struct hlist_node hnode;
@@ -56,55 +40,35 @@ struct kfdpool_user {
 	kuid_t uid;
 	struct kfdpool_user *parent;
 	refcount_t ref;
-	u64 pinned;
+	struct kfdpool_level lvl;
 	atomic_long_t records;
 };
 
 /**
- * struct kfdpool_charge_key - what a charge is of
- * @obj: the object (a dma-buf); only its identity is used
- * @user: the level: a user, or NULL for the global figure
- */
-struct kfdpool_charge_key {
-	const void *obj;
-	const struct kfdpool_user *user;
-};
-
-/**
  * struct kfdpool_charge - one object charged at one level
- * @node: in kfdpool_charges
- * @key: object and level
- * @size: the object's bytes, charged once at this level
- * @refs: charges of the object at this level not yet returned
+ * @node: in its level's tree
+ * @obj: the object's identity
+ * @size: its bytes
+ * @refs: holders at this level
+ * @next: the next spare, on a list of spares
  */
 struct kfdpool_charge {
-	struct rhash_head node;
-	struct kfdpool_charge_key key;
+	struct rb_node node;
+	const void *obj;
 	u64 size;
-	unsigned long refs;
+	union {
+		unsigned long refs;
+		struct kfdpool_charge *next;
+	};
 };
 
-static const struct rhashtable_params kfdpool_charge_params = {
-	.key_len = sizeof(struct kfdpool_charge_key),
-	.key_offset = offsetof(struct kfdpool_charge, key),
-	.head_offset = offsetof(struct kfdpool_charge, node),
-	.automatic_shrinking = true,
-};
-
-/*
- * Innermost lock: taken under pool->lock, never sleeps (the nonblocking
- * io_uring paths may free entries, and so uncharge).
- */
-static DEFINE_SPINLOCK(kfdpool_limits_lock);
+/* Users by (namespace, euid), and their references. */
+static DEFINE_MUTEX(kfdpool_users_lock);
 static DEFINE_HASHTABLE(kfdpool_users, 8);
-static struct rhashtable kfdpool_charges;
-static u64 kfdpool_global_pinned;
 
-/* Levels a user is charged at: its own and one per ancestor namespace. */
-static unsigned int kfdpool_user_levels(const struct kfdpool_user *u)
-{
-	return u->ns->level + 1;
-}
+/* Every level's charges; taken under pool->lock. */
+static DEFINE_SPINLOCK(kfdpool_charge_lock);
+static struct kfdpool_level kfdpool_global = { .charges = RB_ROOT };
 
 static unsigned long kfdpool_user_hash(const struct user_namespace *ns,
 				       kuid_t uid)
@@ -117,7 +81,6 @@ static struct kfdpool_user *kfdpool_user_find(const struct user_namespace *ns,
 {
 	struct kfdpool_user *u;
 
-	lockdep_assert_held(&kfdpool_limits_lock);
 	hash_for_each_possible(kfdpool_users, u, hnode,
 			       kfdpool_user_hash(ns, uid))
 		if (u->ns == ns && uid_eq(u->uid, uid))
@@ -125,283 +88,212 @@ static struct kfdpool_user *kfdpool_user_find(const struct user_namespace *ns,
 	return NULL;
 }
 
-/**
- * kfdpool_user_get() - the user @uid of namespace @ns, with a reference
- * @ns: a namespace the caller keeps alive
- * @uid: the euid
- *
- * Creates the user, and the levels above it, on first use.  Recursion goes
- * one level per ancestor namespace: at most 33 (user namespaces nest 32
- * deep).
- *
- * Return: the user, or NULL without memory.
+/* Drop a reference to @u, and to each level above that it held last. */
+static void kfdpool_user_put_locked(struct kfdpool_user *u)
+{
+	struct kfdpool_user *parent;
+
+	for (; u && refcount_dec_and_test(&u->ref); u = parent) {
+		parent = u->parent;
+		WARN_ON(u->lvl.pinned || atomic_long_read(&u->records));
+		hash_del(&u->hnode);
+		put_user_ns(u->ns);
+		kfree(u);
+	}
+}
+
+/*
+ * The user @uid of namespace @ns, referenced, or NULL without memory:
+ * each level found or made from the initial namespace's down.
  */
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid)
 {
-	struct kfdpool_user *u, *parent = NULL, *fresh;
+	struct kfdpool_user *u, *parent = NULL;
+	struct user_namespace *n;
+	kuid_t id;
+	int level;
 
-	spin_lock(&kfdpool_limits_lock);
-	u = kfdpool_user_find(ns, uid);
-	if (u)
-		refcount_inc(&u->ref);
-	spin_unlock(&kfdpool_limits_lock);
-	if (u)
-		return u;
-
-	if (ns->parent) {
-		parent = kfdpool_user_get(ns->parent, ns->owner);
-		if (!parent)
-			return NULL;
+	mutex_lock(&kfdpool_users_lock);
+	for (level = 0; level <= ns->level; level++) {
+		for (n = ns, id = uid; n->level > level; n = n->parent)
+			id = n->owner;
+		u = kfdpool_user_find(n, id);
+		if (u) {
+			/* @u holds its own reference to @parent. */
+			if (parent)
+				refcount_dec(&parent->ref);
+			refcount_inc(&u->ref);
+		} else {
+			u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+			if (!u) {
+				kfdpool_user_put_locked(parent);
+				parent = NULL;
+				break;
+			}
+			u->ns = get_user_ns(n);
+			u->uid = id;
+			u->parent = parent;	/* takes our reference */
+			refcount_set(&u->ref, 1);
+			u->lvl.charges = RB_ROOT;
+			hash_add(kfdpool_users, &u->hnode,
+				 kfdpool_user_hash(n, id));
+		}
+		parent = u;
 	}
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-	if (!fresh) {
-		kfdpool_user_put(parent);
-		return NULL;
-	}
-
-	spin_lock(&kfdpool_limits_lock);
-	u = kfdpool_user_find(ns, uid);
-	if (u) {
-		refcount_inc(&u->ref);
-	} else {
-		u = fresh;
-		fresh = NULL;
-		u->ns = get_user_ns(ns);
-		u->uid = uid;
-		u->parent = parent;
-		parent = NULL;
-		refcount_set(&u->ref, 1);
-		atomic_long_set(&u->records, 0);
-		hash_add(kfdpool_users, &u->hnode, kfdpool_user_hash(ns, uid));
-	}
-	spin_unlock(&kfdpool_limits_lock);
-	kfree(fresh);
-	kfdpool_user_put(parent);
-	return u;
+	mutex_unlock(&kfdpool_users_lock);
+	return parent;
 }
 
-/* Drop a reference to @u (NULL is fine), and to its levels above if last. */
+/* Another reference to @u, whose caller holds one. */
+void kfdpool_user_hold(struct kfdpool_user *u)
+{
+	refcount_inc(&u->ref);
+}
+
 void kfdpool_user_put(struct kfdpool_user *u)
 {
-	while (u && refcount_dec_and_lock(&u->ref, &kfdpool_limits_lock)) {
-		struct kfdpool_user *parent = u->parent;
+	mutex_lock(&kfdpool_users_lock);
+	kfdpool_user_put_locked(u);
+	mutex_unlock(&kfdpool_users_lock);
+}
 
-		WARN_ON(u->pinned || atomic_long_read(&u->records));
-		hash_del(&u->hnode);
-		spin_unlock(&kfdpool_limits_lock);
-		put_user_ns(u->ns);
-		kfree(u);
-		u = parent;
+/* The tree nodes a charge of @u may need: one per level, and global. */
+struct kfdpool_charge *kfdpool_charge_prepare(struct kfdpool_user *u)
+{
+	struct kfdpool_charge *head = NULL, *c;
+	int i;
+
+	for (i = 0; i < u->ns->level + 2; i++) {
+		c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+		if (!c) {
+			kfdpool_charge_finish(head);
+			return NULL;
+		}
+		c->next = head;
+		head = c;
+	}
+	return head;
+}
+
+/* Free the spares kfdpool_charge() did not use. */
+void kfdpool_charge_finish(struct kfdpool_charge *spares)
+{
+	struct kfdpool_charge *c;
+
+	while (spares) {
+		c = spares;
+		spares = c->next;
+		kfree(c);
 	}
 }
 
-/*
- * Charge @obj at level @user (NULL: global) with @spare for a first charge
- * there; *spare is consumed (set to NULL) when used.  Return: 0 or -errno
- * of the hash table.
- */
-static int kfdpool_charge_one(const void *obj, struct kfdpool_user *user,
-			      u64 size, struct kfdpool_charge **spare)
+static int kfdpool_charge_cmp(const void *obj, const struct rb_node *n)
 {
-	struct kfdpool_charge_key key = { .obj = obj, .user = user };
-	struct kfdpool_charge *c;
-	int ret;
+	const void *o = rb_entry(n, struct kfdpool_charge, node)->obj;
 
-	c = rhashtable_lookup_fast(&kfdpool_charges, &key,
-				   kfdpool_charge_params);
-	if (c) {
-		WARN_ON_ONCE(c->size != size);
-		c->refs++;
-		return 0;
-	}
-	c = *spare;
-	c->key = key;
-	c->size = size;
-	c->refs = 1;
-	ret = rhashtable_insert_fast(&kfdpool_charges, &c->node,
-				     kfdpool_charge_params);
-	if (ret)	/* the table could not grow in atomic context */
-		return -ENOMEM;
-	*spare = NULL;
-	if (user)
-		user->pinned += size;
-	else
-		kfdpool_global_pinned += size;
-	return 0;
+	return obj < o ? -1 : obj > o;
 }
 
-/* Undo one kfdpool_charge_one(); returns the charge to free, if last. */
-static struct kfdpool_charge *kfdpool_uncharge_one(const void *obj,
-						   struct kfdpool_user *user)
+static bool kfdpool_charge_less(struct rb_node *a, const struct rb_node *b)
 {
-	struct kfdpool_charge_key key = { .obj = obj, .user = user };
-	struct kfdpool_charge *c;
+	return rb_entry(a, struct kfdpool_charge, node)->obj <
+	       rb_entry(b, struct kfdpool_charge, node)->obj;
+}
 
-	c = rhashtable_lookup_fast(&kfdpool_charges, &key,
-				   kfdpool_charge_params);
+static struct kfdpool_charge *kfdpool_level_find(struct kfdpool_level *lvl,
+						 const void *obj)
+{
+	struct rb_node *n = rb_find(obj, &lvl->charges, kfdpool_charge_cmp);
+
+	return n ? rb_entry(n, struct kfdpool_charge, node) : NULL;
+}
+
+/* Would @size more bytes of @obj pass @limit at @lvl? */
+static bool kfdpool_level_over(struct kfdpool_level *lvl, const void *obj,
+			       u64 size, u64 limit)
+{
+	return limit && !kfdpool_level_find(lvl, obj) &&
+	       (size > limit || lvl->pinned > limit - size);
+}
+
+static void kfdpool_level_get(struct kfdpool_level *lvl, const void *obj,
+			      u64 size, unsigned int refs,
+			      struct kfdpool_charge **spares)
+{
+	struct kfdpool_charge *c = kfdpool_level_find(lvl, obj);
+
+	if (!c) {
+		c = *spares;
+		*spares = c->next;
+		c->obj = obj;
+		c->size = size;
+		c->refs = 0;
+		rb_add(&c->node, &lvl->charges, kfdpool_charge_less);
+		lvl->pinned += size;
+	}
+	c->refs += refs;
+}
+
+static void kfdpool_level_put(struct kfdpool_level *lvl, const void *obj)
+{
+	struct kfdpool_charge *c = kfdpool_level_find(lvl, obj);
+
 	if (WARN_ON_ONCE(!c) || --c->refs)
-		return NULL;
-	rhashtable_remove_fast(&kfdpool_charges, &c->node,
-			       kfdpool_charge_params);
-	if (user)
-		user->pinned -= c->size;
-	else
-		kfdpool_global_pinned -= c->size;
-	return c;
-}
-
-/* Is @obj not yet charged at @user's level (NULL: global)? */
-static bool kfdpool_charge_is_new(const void *obj,
-				  const struct kfdpool_user *user)
-{
-	struct kfdpool_charge_key key = { .obj = obj, .user = user };
-
-	return !rhashtable_lookup_fast(&kfdpool_charges, &key,
-				       kfdpool_charge_params);
-}
-
-static bool kfdpool_over(u64 have, u64 size, u64 limit)
-{
-	return limit && (size > limit || have > limit - size);
-}
-
-/*
- * Return the charges of @obj taken at the global level and at the levels
- * from @u up to (not including) @stop.
- */
-static void kfdpool_uncharge_levels(struct kfdpool_user *u,
-				    struct kfdpool_user *stop,
-				    const void *obj, bool global)
-{
-	struct kfdpool_charge *c;
-
-	lockdep_assert_held(&kfdpool_limits_lock);
-	if (global) {
-		c = kfdpool_uncharge_one(obj, NULL);
-		kfree(c);
-	}
-	for (; u != stop; u = u->parent) {
-		c = kfdpool_uncharge_one(obj, u);
-		kfree(c);
-	}
+		return;
+	rb_erase(&c->node, &lvl->charges);
+	lvl->pinned -= c->size;
+	kfree(c);
 }
 
 /**
- * kfdpool_charge() - charge @size bytes of @obj to @u and to the global
- *	figure, once per object at each level
+ * kfdpool_charge() - charge @obj to @u's levels and the global figure
  * @u: the user
- * @obj: the object's identity (a dma-buf); every charge of one object has
- *	the same @size
- * @size: its bytes
+ * @obj: the object's identity; every charge of it has the same @size
+ * @size: its bytes, charged at a level that has none of it yet
+ * @refs: holders this stands for; kfdpool_uncharge() returns one
+ * @spares: from kfdpool_charge_prepare(); those used are taken off
  *
- * Every level is checked before any is charged.  Each successful call
- * counts one reference of @obj at each level, which kfdpool_uncharge()
- * returns.
- *
- * Return: 0, -ENOSPC over global_limit, -EDQUOT over user_limit at some
- * level, or -ENOMEM.
+ * Return: 0, or -ENOSPC over global_limit or -EDQUOT over user_limit at
+ * some level, nothing charged.
  */
-int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size)
+int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size,
+		   unsigned int refs, struct kfdpool_charge **spares)
 {
-	u64 glimit = READ_ONCE(kfdpool_global_limit);
 	u64 ulimit = READ_ONCE(kfdpool_user_limit);
-	unsigned int i, nr = kfdpool_user_levels(u) + 1;
-	struct kfdpool_charge **spare;
 	struct kfdpool_user *n;
 	int ret = 0;
 
-	/* A first charge needs one node per level: allocate before locking. */
-	spare = kcalloc(nr, sizeof(*spare), GFP_KERNEL);
-	if (!spare)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		spare[i] = kmalloc(sizeof(**spare), GFP_KERNEL_ACCOUNT);
-		if (!spare[i]) {
-			ret = -ENOMEM;
+	spin_lock(&kfdpool_charge_lock);
+	if (kfdpool_level_over(&kfdpool_global, obj, size,
+			       READ_ONCE(kfdpool_global_limit))) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	for (n = u; n; n = n->parent) {
+		if (kfdpool_level_over(&n->lvl, obj, size, ulimit)) {
+			ret = -EDQUOT;
 			goto out;
 		}
 	}
-
-	spin_lock(&kfdpool_limits_lock);
-	if (kfdpool_charge_is_new(obj, NULL) &&
-	    kfdpool_over(kfdpool_global_pinned, size, glimit)) {
-		ret = -ENOSPC;
-		goto unlock;
-	}
-	for (n = u; n; n = n->parent) {
-		if (kfdpool_charge_is_new(obj, n) &&
-		    kfdpool_over(n->pinned, size, ulimit)) {
-			ret = -EDQUOT;
-			goto unlock;
-		}
-	}
-
-	ret = kfdpool_charge_one(obj, NULL, size, &spare[0]);
-	if (ret)
-		goto unlock;
-	for (n = u, i = 1; n; n = n->parent, i++) {
-		ret = kfdpool_charge_one(obj, n, size, &spare[i]);
-		if (ret) {
-			kfdpool_uncharge_levels(u, n, obj, true);
-			break;
-		}
-	}
-unlock:
-	spin_unlock(&kfdpool_limits_lock);
+	kfdpool_level_get(&kfdpool_global, obj, size, refs, spares);
+	for (n = u; n; n = n->parent)
+		kfdpool_level_get(&n->lvl, obj, size, refs, spares);
 out:
-	for (i = 0; i < nr; i++)
-		kfree(spare[i]);
-	kfree(spare);
+	spin_unlock(&kfdpool_charge_lock);
 	return ret;
 }
 
-/**
- * kfdpool_uncharge() - return one kfdpool_charge() of @obj by @u
- * @u: the user
- * @obj: the object
- */
+/* Return one holder's charge of @obj to @u's levels and the global figure. */
 void kfdpool_uncharge(struct kfdpool_user *u, const void *obj)
 {
-	spin_lock(&kfdpool_limits_lock);
-	kfdpool_uncharge_levels(u, NULL, obj, true);
-	spin_unlock(&kfdpool_limits_lock);
+	spin_lock(&kfdpool_charge_lock);
+	kfdpool_level_put(&kfdpool_global, obj);
+	for (; u; u = u->parent)
+		kfdpool_level_put(&u->lvl, obj);
+	spin_unlock(&kfdpool_charge_lock);
 }
 
-/**
- * kfdpool_charge_outside_refs() - does @file have references beyond the
- *	charges of @obj?
- * @obj: a charged object
- * @file: its file, on which every charge of @obj stands for one reference
- *	its holder keeps (a pool entry holds one on its dma-buf's file)
- *
- * Both counts are read under the lock that charges and uncharges take.  A
- * holder takes its file reference before charging and uncharges before
- * dropping it, so a reference in transit shows as outside, never the
- * reverse.  When the answer is no, nobody but the charge holders can reach
- * the file: no new reference can appear except through them.
- *
- * Return: true if someone else holds a reference to @file.
- */
-bool kfdpool_charge_outside_refs(const void *obj, struct file *file)
-{
-	struct kfdpool_charge_key key = { .obj = obj, .user = NULL };
-	struct kfdpool_charge *c;
-	bool outside;
-
-	spin_lock(&kfdpool_limits_lock);
-	c = rhashtable_lookup_fast(&kfdpool_charges, &key,
-				   kfdpool_charge_params);
-	outside = file_count(file) > (c ? c->refs : 0);
-	spin_unlock(&kfdpool_limits_lock);
-	return outside;
-}
-
-/**
- * kfdpool_records_charge() - charge one live record to @u at every level
- * @u: the pool's user
- *
- * Return: 0, or -EDQUOT when a level holds max_user_records already.
- */
+/* Charge a live record to @u at every level: 0, or -EDQUOT at the cap. */
 int kfdpool_records_charge(struct kfdpool_user *u)
 {
 	long cap = READ_ONCE(kfdpool_max_user_records);
@@ -417,32 +309,26 @@ int kfdpool_records_charge(struct kfdpool_user *u)
 	return 0;
 }
 
-/* Return @nr records charged to @u. */
 void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr)
 {
 	for (; u && nr; u = u->parent)
 		WARN_ON(atomic_long_sub_return(nr, &u->records) < 0);
 }
 
-/**
- * kfdpool_user_figures() - what is charged now
- * @ns: the caller's user namespace
- * @uid: the caller's euid
- * @global: bytes charged globally
- * @pinned: bytes charged to the user at its own level (0 if it has none)
- * @records: records charged to the user at its own level
- */
-void kfdpool_user_figures(const struct user_namespace *ns, kuid_t uid,
-			  u64 *global, u64 *pinned, u64 *records)
+/* QUERY: the global figure and what the caller's own level holds. */
+void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
+			  u64 *global, u64 *pinned, u32 *records)
 {
 	struct kfdpool_user *u;
 
-	spin_lock(&kfdpool_limits_lock);
-	*global = kfdpool_global_pinned;
+	mutex_lock(&kfdpool_users_lock);
 	u = kfdpool_user_find(ns, uid);
-	*pinned = u ? u->pinned : 0;
-	*records = u ? atomic_long_read(&u->records) : 0;
-	spin_unlock(&kfdpool_limits_lock);
+	spin_lock(&kfdpool_charge_lock);
+	*global = kfdpool_global.pinned;
+	*pinned = u ? u->lvl.pinned : 0;
+	spin_unlock(&kfdpool_charge_lock);
+	*records = u ? min_t(long, atomic_long_read(&u->records), U32_MAX) : 0;
+	mutex_unlock(&kfdpool_users_lock);
 }
 
 /* debugfs: one line per user level. */
@@ -450,25 +336,24 @@ void kfdpool_users_show(struct seq_file *m)
 {
 	struct kfdpool_user *u;
 	unsigned int bkt;
+	u64 pinned;
 
 	seq_puts(m, "# userns level uid owner_uid pinned records\n");
-	spin_lock(&kfdpool_limits_lock);
-	hash_for_each(kfdpool_users, bkt, u, hnode)
+	mutex_lock(&kfdpool_users_lock);
+	hash_for_each(kfdpool_users, bkt, u, hnode) {
+		spin_lock(&kfdpool_charge_lock);
+		pinned = u->lvl.pinned;
+		spin_unlock(&kfdpool_charge_lock);
 		seq_printf(m, "%u %d %u %u %llu %ld\n", u->ns->ns.inum,
 			   u->ns->level,
 			   from_kuid_munged(seq_user_ns(m), u->uid),
 			   from_kuid_munged(seq_user_ns(m), u->ns->owner),
-			   u->pinned, atomic_long_read(&u->records));
-	spin_unlock(&kfdpool_limits_lock);
-}
-
-int kfdpool_limits_init(void)
-{
-	return rhashtable_init(&kfdpool_charges, &kfdpool_charge_params);
+			   pinned, atomic_long_read(&u->records));
+	}
+	mutex_unlock(&kfdpool_users_lock);
 }
 
 void kfdpool_limits_exit(void)
 {
-	WARN_ON(kfdpool_global_pinned || !hash_empty(kfdpool_users));
-	rhashtable_destroy(&kfdpool_charges);
+	WARN_ON(kfdpool_global.pinned || !hash_empty(kfdpool_users));
 }

@@ -1,55 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * POOL_LIST on the control device: the pools the caller may see, a page at
- * a time, for kfdpool-stat and other monitors (debugfs is only a debugging
- * aid: root-only, and not a stable interface).
- *
- * A page is read into a kernel buffer under kfdpool_pools_lock (and each
- * pool's lock, briefly), then copied out with no lock held.  The cursor is
- * a pool's serial: serials only grow and the list is in serial order, so a
- * pool that lives through the whole listing is reported exactly once.  A
- * call starts at the first pool whose serial is at least the cursor (the
- * pool it names may be gone), found in kfdpool_pools_by_serial in
- * O(log pools), and goes on along the list from there.
- *
- * Zombies (pools whose files are all closed, kept by held entries) are
- * listed, marked KFDPOOL_POOL_INFO_ZOMBIE: what they hold is charged to
- * their user and the global limit, and a monitor must be able to see where
- * that memory is.
- *
- * One call looks at no more than KFDPOOL_POOL_LIST_SCAN pools past the
- * cursor, visible or not, so that the global lock is not held for the
- * whole of a listing however many pools other users have; the caller goes
- * on from @next_cursor.  The pools before the cursor are not looked at:
- * a listing of P pools costs O(P log P) in all, whatever the page size.
+ * Listing pools: POOL_LIST for monitors, and debugfs for root (a debugging
+ * aid, not an interface).  POOL_LIST's cursor is a pool's serial, which
+ * only grows until it wraps at 2^32: a pool that lives through a listing
+ * is listed once.  A call looks at a bounded number of pools under
+ * kfdpool_pools_lock and copies them out after.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/debugfs.h>
 #include <linux/mm.h>
-#include <linux/overflow.h>
-#include <linux/pid.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
 
 #include "kfdpool.h"
 
-/* The largest element a caller may describe: a page. */
-#define KFDPOOL_POOL_INFO_MAX_SIZE	4096
-
-/* Pools one call looks at, listed or skipped. */
-#define KFDPOOL_POOL_LIST_SCAN		1024
-
-static bool kfdpool_list_visible(const struct kfdpool_pool *pool, bool all)
-{
-	return all || uid_eq(pool->uid, current_euid());
-}
+/* Elements one call fills, and pools one call looks at. */
+#define KFDPOOL_POOL_LIST_PAGE	256
+#define KFDPOOL_POOL_LIST_SCAN	1024
 
 /* Fill @info from @pool; pool->lock held. */
 static void kfdpool_info_fill(struct kfdpool_pool *pool,
 			      struct kfdpool_pool_info *info)
 {
-	lockdep_assert_held(&pool->lock);
 	memset(info, 0, sizeof(*info));
 	memcpy(info->id, pool->id, sizeof(info->id));
 	memcpy(info->name, pool->name, sizeof(info->name));
@@ -67,95 +42,68 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->draining_entries = pool->nr_draining;
 	info->records = pool->nr_records;
 	info->import_fds = pool->nr_import_fds;
-	info->held_bytes = pool->held_bytes;
-	info->held_entries = pool->nr_held;
-	info->state = pool->zombie ? KFDPOOL_POOL_INFO_ZOMBIE : 0;
-}
-
-/* The first pool whose serial is @cursor or more; kfdpool_pools_lock held. */
-static struct kfdpool_pool *kfdpool_list_seek(u64 cursor)
-{
-	struct rb_node *n = kfdpool_pools_by_serial.rb_node;
-	struct kfdpool_pool *pool, *first = NULL;
-
-	lockdep_assert_held(&kfdpool_pools_lock);
-	while (n) {
-		pool = rb_entry(n, struct kfdpool_pool, serial_node);
-		if (pool->serial >= cursor) {
-			first = pool;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	return first;
+	info->serial = pool->serial;
 }
 
 /*
- * Read up to @max pools from @cursor on into @buf; returns how many, and
- * sets *@next to the serial of the first visible pool left out, or of the
- * first pool not looked at (0: none).
+ * Read up to @max pools from serial @cursor on into @buf; returns how
+ * many, and sets *@next to where the next call starts (0: nothing left).
  */
 static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
-			     u64 cursor, bool all, u64 *next)
+			     unsigned long cursor, bool all, u64 *next)
 {
 	struct kfdpool_pool *pool;
+	unsigned long idx = cursor;
 	u32 n = 0, scanned = 0;
 
 	*next = 0;
 	mutex_lock(&kfdpool_pools_lock);
-	pool = kfdpool_list_seek(cursor);
-	if (!pool)
-		goto out;
-	list_for_each_entry_from(pool, &kfdpool_pools, node) {
-		if (scanned++ == KFDPOOL_POOL_LIST_SCAN) {
-			*next = pool->serial;
+	xa_for_each_start(&kfdpool_pools, idx, pool, cursor) {
+		if (scanned++ == KFDPOOL_POOL_LIST_SCAN ||
+		    (n == max && (all || uid_eq(pool->uid, current_euid())))) {
+			*next = idx;
 			break;
 		}
-		if (!kfdpool_list_visible(pool, all))
+		if (!all && !uid_eq(pool->uid, current_euid()))
 			continue;
-		if (n == max) {
-			*next = pool->serial;
-			break;
-		}
 		mutex_lock(&pool->lock);
-		kfdpool_info_fill(pool, &buf[n]);
+		if (!pool->ended)
+			kfdpool_info_fill(pool, &buf[n++]);
 		mutex_unlock(&pool->lock);
-		n++;
 	}
-out:
 	mutex_unlock(&kfdpool_pools_lock);
 	return n;
 }
 
-long kfdpool_ioctl_pool_list(struct file *file, void *data,
+long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 			     struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_list *args = data;
 	const size_t ksize = sizeof(struct kfdpool_pool_info);
 	struct kfdpool_pool_info *buf = NULL;
 	void __user *dst = u64_to_user_ptr(args->pools);
+	u32 i, n, max = min(args->count, KFDPOOL_POOL_LIST_PAGE);
 	size_t copy;
 	bool all;
 	u64 next;
-	u32 i, n;
 
-	BUILD_BUG_ON(offsetof(struct kfdpool_pool_info, held_bytes) !=
-		     KFDPOOL_POOL_INFO_SIZE_VER0);
-	if (args->flags || args->pad || args->count > KFDPOOL_POOL_LIST_MAX ||
-	    args->info_size < KFDPOOL_POOL_INFO_SIZE_VER0 ||
-	    args->info_size > KFDPOOL_POOL_INFO_MAX_SIZE)
+	if (args->flags || args->pad || args->info_size < ksize ||
+	    args->info_size > KFDPOOL_ELEM_MAX)
 		return -EINVAL;
+	/* Serials are 32-bit: a larger cursor is past every pool. */
+	if (args->cursor > U32_MAX)
+		max = 0;
 
 	all = capable(CAP_SYS_ADMIN);
-	/* Held entries nobody references any more are not listed. */
-	kfdpool_reap_all();
-	if (args->count) {
-		buf = kvmalloc_array(args->count, ksize, GFP_KERNEL);
+	if (max) {
+		buf = kvmalloc_array(max, ksize, GFP_KERNEL);
 		if (!buf)
 			return -ENOMEM;
 	}
-	n = kfdpool_list_page(buf, args->count, args->cursor, all, &next);
+	n = 0;
+	next = 0;
+	if (args->cursor <= U32_MAX)
+		n = kfdpool_list_page(buf, max, args->cursor, all, &next);
 
 	/* Each element at the caller's stride; what it has past ours is 0. */
 	copy = min_t(size_t, args->info_size, ksize);
@@ -172,4 +120,56 @@ long kfdpool_ioctl_pool_list(struct file *file, void *data,
 	args->next_cursor = next;
 	args->scope = all ? KFDPOOL_POOL_LIST_ALL : KFDPOOL_POOL_LIST_OWN;
 	return 0;
+}
+
+static struct dentry *kfdpool_debugfs_dir;
+
+static int kfdpool_pools_show(struct seq_file *m, void *unused)
+{
+	struct kfdpool_pool *pool;
+	unsigned long idx;
+
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages\n");
+	mutex_lock(&kfdpool_pools_lock);
+	xa_for_each(&kfdpool_pools, idx, pool) {
+		mutex_lock(&pool->lock);
+		if (!pool->ended)
+			seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u\n",
+				   KFDPOOL_ID_LEN, pool->id,
+				   pool->name[0] ? pool->name : "-",
+				   kfdpool_owner_pid(pool),
+				   from_kuid_munged(seq_user_ns(m), pool->uid),
+				   pool->limit, pool->reserved,
+				   pool->reserved_high, pool->used,
+				   pool->used_high, pool->draining,
+				   pool->nr_entries, pool->nr_records,
+				   pool->nr_import_fds, pool->imported,
+				   pool->records.nr_pages);
+		mutex_unlock(&pool->lock);
+	}
+	mutex_unlock(&kfdpool_pools_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
+
+static int kfdpool_users_dbg_show(struct seq_file *m, void *unused)
+{
+	kfdpool_users_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_users_dbg);
+
+void kfdpool_debugfs_init(void)
+{
+	/* debugfs is for observation only: failures are not errors. */
+	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
+	debugfs_create_file("pools", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_pools_fops);
+	debugfs_create_file("users", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_users_dbg_fops);
+}
+
+void kfdpool_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kfdpool_debugfs_dir);
 }

@@ -3,7 +3,7 @@
  * kfdpool: shareable GPU and host memory pools.
  *
  * The control device /dev/kfdpool, the module parameters, and the
- * size-versioned ioctl dispatch shared by the control device and pool fds.
+ * size-versioned ioctl dispatch of the control device and pool fds.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,7 +13,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nospec.h>
-#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "kfdpool.h"
@@ -38,32 +37,21 @@ unsigned int kfdpool_max_entries = 65536;
 module_param_named(max_entries, kfdpool_max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "Entries one pool may hold (default 65536)");
 
-unsigned int kfdpool_max_user_records = 2 * KFDPOOL_MAX_RECORDS;
+unsigned int kfdpool_max_user_records = KFDPOOL_MAX_RECORDS;
 module_param_named(max_user_records, kfdpool_max_user_records, uint, 0644);
 MODULE_PARM_DESC(max_user_records,
-		 "Live export records the pools of one user, and of the user namespaces it owns, may hold (default 2097152, 0: no limit)");
-/*
- * A handle of KFDPOOL_HANDLE_POLICY_ANY admits whoever holds its 64 bytes:
- * a bearer token for the pool's memory, which is what GEM flink names were
- * retired for.  Off unless the administrator turns it on; turning it off
- * again stops every ANY handle given out (import fds already made stay).
- */
+		 "Live export records the pools of one user, and of the user namespaces it owns, may hold (default 1048576, 0: no limit)");
+
+/* Handles of policy ANY are bearer tokens, as GEM flink names were. */
 bool kfdpool_allow_any_handles;
 module_param_named(allow_any_handles, kfdpool_allow_any_handles, bool, 0644);
 MODULE_PARM_DESC(allow_any_handles,
 		 "Allow pool handles of policy ANY, which admit anyone holding the handle (default: no)");
 
-bool kfdpool_mem_is_zero(const void *p, size_t len)
-{
-	return !memchr_inv(p, 0, len);
-}
-
 /*
- * Size-versioned dispatch, after dma-heap and clone3: the caller's struct
- * size comes from the command number.  copy_struct_from_user() zero-fills a
- * smaller struct and refuses (-E2BIG) a larger one whose bytes past ours are
- * not zero: a newer caller asking for something this kernel does not know
- * must learn that it was not done.  We copy min(caller, kernel) bytes back.
+ * The caller's struct size is in the command number, as for dma-heap: a
+ * larger struct is accepted only when its bytes past ours are zero (-E2BIG
+ * otherwise, nothing done), and min(caller, kernel) bytes are copied back.
  */
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
@@ -71,99 +59,55 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned int nr)
 {
 	void __user *uarg = (void __user *)arg;
-	unsigned int out_size, ksize, usize, idx;
 	const struct kfdpool_ioctl_desc *desc;
+	unsigned int ksize, usize, idx;
 	struct kfdpool_fd_out fdo;
-	char stack[192];	/* every struct of ABI 1 fits (stats: 184) */
-	char *kdata;
+	u64 kdata[20];	/* the largest struct is POOL_STATS' */
 	long ret;
 	int fd;
 
-	if (_IOC_TYPE(ucmd) != KFDPOOL_IOC_MAGIC)
-		return -ENOTTY;
 	idx = _IOC_NR(ucmd);
-	if (idx >= nr)
+	if (_IOC_TYPE(ucmd) != KFDPOOL_IOC_MAGIC || idx >= nr)
 		return -ENOTTY;
-	idx = array_index_nospec(idx, nr);
-	desc = &table[idx];
-	if (!desc->handler)
+	desc = &table[array_index_nospec(idx, nr)];
+	if (!desc->handler || _IOC_DIR(ucmd) != _IOC_DIR(desc->cmd))
 		return -ENOTTY;
-	/* Same number, other direction or type: not one of ours. */
-	if (_IOC_DIR(ucmd) != _IOC_DIR(desc->cmd))
-		return -ENOTTY;
-
 	ksize = _IOC_SIZE(desc->cmd);
 	usize = _IOC_SIZE(ucmd);
-	if (usize < desc->min_size)
+	if (WARN_ON_ONCE(ksize > sizeof(kdata)))
+		return -ENOTTY;
+	if (usize < ksize)
 		return -EINVAL;
-	out_size = (_IOC_DIR(ucmd) & _IOC_READ) ? min(usize, ksize) : 0;
 
-	if (ksize <= sizeof(stack)) {
-		kdata = stack;
-	} else {
-		kdata = kmalloc(ksize, GFP_KERNEL);
-		if (!kdata)
-			return -ENOMEM;
-	}
-
-	/* Every command of ours reads its struct (_IOC_WRITE). */
 	ret = copy_struct_from_user(kdata, ksize, uarg, usize);
 	if (ret)
-		goto out;
-
+		return ret;
 	kfdpool_fd_out_init(&fdo);
-	ret = desc->handler(file, kdata, &fdo);
+	ret = desc->handler(file, idx, kdata, &fdo);
 	if (ret < 0)
-		goto out;
-
-	/*
-	 * The fd goes live only once everything else reached the caller.
-	 * (Nothing to copy for _IOW: a copy of 0 bytes would still be a
-	 * fault-injection point, one that cannot fail.)
-	 */
-	if (out_size && copy_to_user(uarg, kdata, out_size)) {
+		return ret;
+	/* The fd goes live only once everything else reached the caller. */
+	if ((_IOC_DIR(ucmd) & _IOC_READ) && copy_to_user(uarg, kdata, ksize)) {
 		kfdpool_fd_abort(&fdo);
-		ret = -EFAULT;
-		goto out;
+		return -EFAULT;
 	}
 	fd = kfdpool_fd_commit(&fdo, fdo.file ?
-			       (int __user *)((char __user *)uarg +
-						 fdo.fd_off) : NULL);
-	if (fd < 0)
-		ret = fd;
-out:
-	if (kdata != stack)
-		kfree(kdata);
-	return ret;
-}
-
-/*
- * The other fields are arguments of @undo, set with it: clearing the whole
- * struct (its record included) twice per batch element was a tenth of a
- * validate-only import's cost.
- */
-void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
-{
-	fdo->file = NULL;
-	fdo->fd_off = 0;
-	fdo->undo = NULL;
+			       (int __user *)(uarg + fdo.fd_off) : NULL);
+	return fd < 0 ? fd : ret;
 }
 
 /**
  * kfdpool_fd_commit() - hand out a command's file at a new fd
  * @fdo: the command's output; reset on return
- * @ufd: where the caller learns the fd number (its struct's fd field), or
- *	NULL when the number is the result itself (io_uring)
+ * @ufd: where the caller learns the fd number, or NULL (io_uring: the
+ *	number is the result)
  *
- * Every fd goes through the kernel's receive path, receive_fd(), as files
- * passed by SCM_RIGHTS or pidfd_getfd() do, so that security modules see
- * (and may refuse, security_file_receive()) each file handed out.  Where
- * the kernel's receive_fd() takes @ufd, the number is written there before
- * the fd goes live; when the fd cannot be installed the command is undone.
- * Kernels that do not export receive_fd() get the fd as dma_buf_fd() gives
- * one, without that hook.
+ * Every fd goes through receive_fd(), as SCM_RIGHTS does, so that security
+ * modules see each file handed out (kernels that keep it from modules get
+ * the fd as dma_buf_fd() gives one).  When no fd can be had, the command is
+ * undone.
  *
- * Return: the new fd (O_CLOEXEC), 0 when @fdo holds no file, or -errno.
+ * Return: the new fd, 0 when @fdo holds no file, or -errno.
  */
 int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 {
@@ -177,10 +121,7 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 #if defined(KFDPOOL_HAVE_RECEIVE_FD_UFD)
 	fd = receive_fd(file, ufd, O_CLOEXEC);
 #elif !defined(KFDPOOL_HAVE_EXPORT_RECEIVE_FD)
-	/*
-	 * The kernel keeps its receive path from modules: install the fd as
-	 * dma_buf_fd() does, its number written first.
-	 */
+	/* No receive path for modules: install as dma_buf_fd() does. */
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd >= 0 && ufd && put_user(fd, ufd)) {
 		put_unused_fd(fd);
@@ -190,19 +131,12 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 		fd_install(fd, get_file(file));
 #else
 	fd = receive_fd(file, O_CLOEXEC);
+	/* Installed already: only a caller that unmapped its struct fails. */
 	if (fd >= 0 && ufd && put_user(fd, ufd)) {
-		/*
-		 * This receive_fd() installs before we can write the number
-		 * (only a caller racing against itself, unmapping its own
-		 * argument, gets here).  The fd is live: closing it might
-		 * close a file a racing thread opened at that number, so it
-		 * stays, with what it holds, and the caller is told -EFAULT.
-		 */
 		fdo->undo = NULL;
 		fd = -EFAULT;
 	}
 #endif
-	/* The fd table took its own reference. */
 	fput(file);
 	if (fd < 0 && fdo->undo)
 		fdo->undo(fdo);
@@ -210,7 +144,7 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 	return fd;
 }
 
-/* Drop a prepared file, if any, and undo what came with the command. */
+/* Drop a prepared file, if any, and undo the command. */
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 {
 	if (fdo->file)
@@ -220,53 +154,38 @@ void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 	kfdpool_fd_out_init(fdo);
 }
 
-static long kfdpool_query(struct file *file, void *data,
+static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_query *q = data;
-	u64 records;
 
-	/* Only pad is input; what the caller left in the outputs is ignored. */
-	if (!kfdpool_mem_is_zero(q->pad, sizeof(q->pad)))
+	if (q->pad)
 		return -EINVAL;
 	memset(q, 0, sizeof(*q));
-
 	q->abi_version = KFDPOOL_ABI_VERSION;
 	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE |
-		      KFDPOOL_FEATURE_HOST_ALLOC | KFDPOOL_FEATURE_POOL_HELD;
+		      KFDPOOL_FEATURE_HOST_ALLOC;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
-	/* Held entries nobody references any more are not counted. */
-	kfdpool_reap_all();
 	kfdpool_user_figures(current_user_ns(), current_euid(),
-			     &q->global_pinned, &q->user_pinned, &records);
-	q->user_records = min_t(u64, records, U32_MAX);
-	q->max_user_records = READ_ONCE(kfdpool_max_user_records);
+			     &q->global_pinned, &q->user_pinned,
+			     &q->user_records);
 	q->global_limit = READ_ONCE(kfdpool_global_limit);
 	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
 	q->max_entries = READ_ONCE(kfdpool_max_entries);
 	q->max_batch = KFDPOOL_BATCH_MAX;
+	q->max_records = KFDPOOL_MAX_RECORDS;
+	q->max_user_records = READ_ONCE(kfdpool_max_user_records);
 	return 0;
 }
 
 static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
-	[_IOC_NR(KFDPOOL_IOC_QUERY)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_QUERY, KFDPOOL_QUERY_SIZE_VER0,
-			      kfdpool_query),
-	[_IOC_NR(KFDPOOL_IOC_POOL_CREATE)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_CREATE,
-			      sizeof(struct kfdpool_pool_create),
-			      kfdpool_pool_create),
-	[_IOC_NR(KFDPOOL_IOC_POOL_IMPORT_HANDLE)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_IMPORT_HANDLE,
-			      sizeof(struct kfdpool_pool_import_handle),
-			      kfdpool_ioctl_pool_import_handle),
-	[_IOC_NR(KFDPOOL_IOC_POOL_LIST)] =
-		KFDPOOL_IOCTL(KFDPOOL_IOC_POOL_LIST,
-			      sizeof(struct kfdpool_pool_list),
-			      kfdpool_ioctl_pool_list),
+	KFDPOOL_IOCTL(QUERY, kfdpool_query),
+	KFDPOOL_IOCTL(POOL_CREATE, kfdpool_pool_create),
+	KFDPOOL_IOCTL(POOL_IMPORT_HANDLE, kfdpool_ioctl_pool_import_handle),
+	KFDPOOL_IOCTL(POOL_LIST, kfdpool_ioctl_pool_list),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -283,11 +202,8 @@ static const struct file_operations kfdpool_ctl_fops = {
 };
 
 /*
- * A fixed minor from the misc range reserved for local use (243-254 in
- * Documentation/admin-guide/devices.txt), so that the module can carry the
- * char-major-10-N and devname: aliases: depmod lists the node in
- * modules.devname, "kmod static-nodes" creates it at boot, and the first
- * open of /dev/kfdpool loads the module.
+ * A fixed minor from the range for local use, so that the module carries
+ * the devname: alias and the first open of /dev/kfdpool loads it.
  */
 #define KFDPOOL_MINOR	247
 
@@ -295,10 +211,7 @@ static struct miscdevice kfdpool_misc = {
 	.minor = KFDPOOL_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
-	/*
-	 * Root only unless a udev rule says otherwise: the packaged one
-	 * (packaging/60-kfdpool.rules) gives group render 0660, as /dev/kfd.
-	 */
+	/* Root only unless a udev rule says otherwise. */
 	.mode = 0600,
 };
 
@@ -306,22 +219,14 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
-	ret = kfdpool_limits_init();
-	if (ret)
-		return ret;
-	ret = kfdpool_pools_init();
-	if (ret)
-		goto err_limits;
-	ret = kfdpool_cover_init();
-	if (ret)
-		goto err_pools;
 	ret = kfdpool_rec_cache_init();
 	if (ret)
-		goto err_cover;
+		return ret;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
 	if (ret == -EBUSY)
-		pr_err("misc minor %d is taken by another driver\n", KFDPOOL_MINOR);
+		pr_err("misc minor %d is taken by another driver\n",
+		       KFDPOOL_MINOR);
 	if (ret)
 		goto err_debugfs;
 	return 0;
@@ -329,28 +234,15 @@ static int __init kfdpool_init(void)
 err_debugfs:
 	kfdpool_debugfs_exit();
 	kfdpool_rec_cache_exit();
-err_cover:
-	kfdpool_cover_exit();
-err_pools:
-	kfdpool_pools_exit();
-err_limits:
-	kfdpool_limits_exit();
 	return ret;
 }
 
-/*
- * Every pool file holds a module reference (kfdpool_pool_fops.owner), so
- * only zombie pools (held.c) exist by the time this runs.
- */
+/* Every pool file and every ALLOC dma-buf holds a module reference. */
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
-	kfdpool_held_exit();
-	WARN_ON(kfdpool_nr_pools());
 	kfdpool_rec_cache_exit();
-	kfdpool_cover_exit();
-	kfdpool_pools_exit();
 	kfdpool_limits_exit();
 }
 
@@ -358,7 +250,7 @@ module_init(kfdpool_init);
 module_exit(kfdpool_exit);
 
 MODULE_DESCRIPTION("Shareable GPU and host memory pools over dma-buf");
-MODULE_AUTHOR("The kfdpool authors");
+MODULE_AUTHOR("kfdpool developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(KFDPOOL_VERSION);
 MODULE_ALIAS_MISCDEV(KFDPOOL_MINOR);

@@ -1,24 +1,254 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Export records: EXPORT, REVOKE, IMPORT, RELEASE.  The kfdpool_do_*()
- * functions work on kernel copies of one element and are shared by the
- * single ioctls, the batch ioctls and io_uring.
+ * Records: the table that keeps them, EXPORT, REVOKE, IMPORT.
+ *
+ * The table keeps a pool's records by id in pages of 73 (an xarray of
+ * slab objects cost measurably more, docs/kernel.md); its lists link
+ * record ids, not pointers, which keeps a record at 56 bytes.  A free slot
+ * keeps its id and is reused last freed first, so a revoked record's id
+ * comes back at the next export, with another generation (-ESTALE).  An
+ * empty page is freed, but for one kept as a spare.
+ *
+ * *_prep() checks what needs no lock, *_locked() does the rest under
+ * pool->lock, so that a batch takes the lock once for many elements.
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
-#include <linux/random.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/siphash.h>
+#include <linux/slab.h>
 
 #include "kfdpool.h"
 
+static struct kmem_cache *kfdpool_rec_page_cache;
+
+int kfdpool_rec_cache_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct kfdpool_rec) != 56);
+	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE != 73);
+	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE - 1 > KFDPOOL_RECTAB_MASK);
+	BUILD_BUG_ON((u64)KFDPOOL_RECTAB_PAGES << KFDPOOL_RECTAB_SHIFT > U32_MAX);
+	kfdpool_rec_page_cache =
+		kmem_cache_create("kfdpool_recs", KFDPOOL_RECS_PER_PAGE *
+				  sizeof(struct kfdpool_rec), 0, SLAB_ACCOUNT,
+				  NULL);
+	return kfdpool_rec_page_cache ? 0 : -ENOMEM;
+}
+
+void kfdpool_rec_cache_exit(void)
+{
+	kmem_cache_destroy(kfdpool_rec_page_cache);
+}
+
+/* Free the table, live records and all (the pool ended). */
+void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
+{
+	u32 i;
+
+	for (i = 0; i < t->nr_dir; i++)
+		if (t->dir[i].recs)
+			kmem_cache_free(kfdpool_rec_page_cache, t->dir[i].recs);
+	kvfree(t->dir);
+	t->dir = NULL;
+	t->nr_dir = 0;
+	t->nr_pages = 0;
+}
+
+/* Make the directory room for page @idx.  0 or -ENOMEM. */
+static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
+{
+	u32 n = max(t->nr_dir * 2, 4u);
+	struct kfdpool_rec_page *dir;
+
+	if (idx < t->nr_dir)
+		return 0;
+	n = min_t(u32, n, KFDPOOL_RECTAB_PAGES);
+	dir = kvcalloc(n, sizeof(*dir), GFP_KERNEL_ACCOUNT);
+	if (!dir)
+		return -ENOMEM;
+	if (t->nr_dir)
+		memcpy(dir, t->dir, t->nr_dir * sizeof(*dir));
+	kvfree(t->dir);
+	t->dir = dir;
+	t->nr_dir = n;
+	return 0;
+}
+
 /*
- * The nonce of record (@id, @generation): a SipHash-2-4 output under each
- * of the pool's two keys, one per half.  (@id, @generation) never repeats
- * in a pool (the generation is a 64-bit counter), so neither does a nonce,
- * and without the keys nobody can make one: a nonce is as good as random
- * bytes, for no entropy drawn per record.  (Two keys rather than one key
- * and a fourth word telling the halves apart: 12 bytes of input are one
- * SipHash compression fewer than 16, ~60 instructions of an export.)
+ * Put a new page of free slots at the lowest empty place of the directory
+ * (called only with no free slot).  An UNPIN freeing its records a batch
+ * at a time may leave the table full meanwhile: -ENOSPC, as for a full
+ * pool.  0 or -errno.
+ */
+static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
+{
+	struct kfdpool_rec *recs;
+	u32 idx = t->hole, i;
+
+	while (idx < t->nr_dir && t->dir[idx].recs)
+		idx++;
+	if (idx >= KFDPOOL_RECTAB_PAGES)
+		return -ENOSPC;
+	if (kfdpool_rectab_grow_dir(t, idx))
+		return -ENOMEM;
+	recs = kmem_cache_alloc(kfdpool_rec_page_cache, GFP_KERNEL_ACCOUNT);
+	if (!recs)
+		return -ENOMEM;
+	/* The free list is empty: it becomes the page's slots, in order. */
+	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++) {
+		recs[i].entry = NULL;
+		recs[i].id = (idx << KFDPOOL_RECTAB_SHIFT | i) + 1;
+		recs[i].prev = i ? recs[i].id - 1 : 0;
+		recs[i].next = i + 1 < KFDPOOL_RECS_PER_PAGE ? recs[i].id + 1 : 0;
+	}
+	t->free = recs[0].id;
+	t->dir[idx].recs = recs;
+	t->dir[idx].nr_live = 0;
+	t->nr_pages++;
+	t->spare = idx;
+	t->hole = idx + 1;
+	return 0;
+}
+
+static struct kfdpool_rec_page *kfdpool_rectab_page(struct kfdpool_rectab *t,
+						    const struct kfdpool_rec *rec)
+{
+	return &t->dir[(rec->id - 1) >> KFDPOOL_RECTAB_SHIFT];
+}
+
+/* The slot of record id @id, taken from a list (not checked). */
+static struct kfdpool_rec *kfdpool_rectab_slot(struct kfdpool_rectab *t,
+					       u32 id)
+{
+	u32 n = id - 1;
+
+	return &t->dir[n >> KFDPOOL_RECTAB_SHIFT].recs[n & KFDPOOL_RECTAB_MASK];
+}
+
+/* Put @rec at the head of list @head (its first record's id, or 0). */
+static void kfdpool_reclist_add(struct kfdpool_rectab *t, u32 *head,
+				struct kfdpool_rec *rec)
+{
+	rec->prev = 0;
+	rec->next = *head;
+	if (*head)
+		kfdpool_rectab_slot(t, *head)->prev = rec->id;
+	*head = rec->id;
+}
+
+/* Take @rec off list @head. */
+static void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
+				struct kfdpool_rec *rec)
+{
+	if (rec->prev)
+		kfdpool_rectab_slot(t, rec->prev)->next = rec->next;
+	else
+		*head = rec->next;
+	if (rec->next)
+		kfdpool_rectab_slot(t, rec->next)->prev = rec->prev;
+}
+
+/* A free slot for a new record (live once its entry is set), or ERR_PTR. */
+static struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t)
+{
+	struct kfdpool_rec_page *page;
+	struct kfdpool_rec *rec;
+	int ret;
+
+	if (!t->free) {
+		ret = kfdpool_rectab_add_page(t);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	rec = kfdpool_rectab_slot(t, t->free);
+	kfdpool_reclist_del(t, &t->free, rec);
+	page = kfdpool_rectab_page(t, rec);
+	if (!page->nr_live++ && t->spare == page - t->dir)
+		t->spare = KFDPOOL_RECTAB_NONE;
+	return rec;
+}
+
+/* Give back @page, none of whose records is live. */
+static void kfdpool_rectab_free_page(struct kfdpool_rectab *t,
+				     struct kfdpool_rec_page *page)
+{
+	u32 i, idx = page - t->dir;
+
+	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++)
+		kfdpool_reclist_del(t, &t->free, &page->recs[i]);
+	kmem_cache_free(kfdpool_rec_page_cache, page->recs);
+	page->recs = NULL;
+	t->nr_pages--;
+	t->hole = min(t->hole, idx);
+}
+
+/* Free the slot of live record @rec. */
+static void kfdpool_rectab_put(struct kfdpool_rectab *t,
+			       struct kfdpool_rec *rec)
+{
+	struct kfdpool_rec_page *page = kfdpool_rectab_page(t, rec);
+
+	rec->entry = NULL;
+	kfdpool_reclist_add(t, &t->free, rec);
+	if (--page->nr_live)
+		return;
+	if (t->spare == KFDPOOL_RECTAB_NONE) {
+		t->spare = page - t->dir;
+		return;
+	}
+	kfdpool_rectab_free_page(t, page);
+}
+
+/* The live record of id @id, from user space, or NULL. */
+static struct kfdpool_rec *kfdpool_rectab_find(struct kfdpool_rectab *t,
+					       u32 id)
+{
+	u32 page = (id - 1) >> KFDPOOL_RECTAB_SHIFT;	/* id 0 wraps */
+	u32 slot = (id - 1) & KFDPOOL_RECTAB_MASK;
+	struct kfdpool_rec *recs, *rec;
+
+	if (page >= t->nr_dir || slot >= KFDPOOL_RECS_PER_PAGE)
+		return NULL;
+	recs = t->dir[array_index_nospec(page, t->nr_dir)].recs;
+	if (!recs)
+		return NULL;
+	rec = &recs[array_index_nospec(slot, KFDPOOL_RECS_PER_PAGE)];
+	return rec->entry ? rec : NULL;
+}
+
+/* Free up to @n records of list *@dead (an unpinned entry's). */
+void kfdpool_recs_put(struct kfdpool_pool *pool, u32 *dead, unsigned int n)
+{
+	struct kfdpool_rec *rec;
+
+	while (n-- && *dead) {
+		rec = kfdpool_rectab_slot(&pool->records, *dead);
+		*dead = rec->next;
+		kfdpool_rectab_put(&pool->records, rec);
+	}
+}
+
+#define KFDPOOL_RECORD_MAGIC	0x6b667052	/* "Rpfk" */
+
+/* The bytes of a record (docs/uapi.md): the module's, not ABI. */
+struct kfdpool_record_fmt {
+	u8 pool_id[KFDPOOL_ID_LEN];
+	u32 magic;
+	u32 record_id;
+	u32 entry_id;
+	u32 generation;
+	u64 offset;
+	u64 size;
+	u8 nonce[KFDPOOL_NONCE_LEN];
+} __packed;
+
+static_assert(sizeof(struct kfdpool_record_fmt) == KFDPOOL_RECORD_SIZE);
+
+/*
+ * The nonce of record (@id, @generation): SipHash under each of the pool's
+ * two keys.  (@id, @generation) never repeats in a pool, so neither does a
+ * nonce, and nobody without the keys can make one.
  */
 static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
@@ -26,7 +256,6 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	u64 half[2];
 	int i;
 
-	BUILD_BUG_ON(sizeof(half) != KFDPOOL_NONCE_LEN);
 	for (i = 0; i < 2; i++)
 		half[i] = siphash_3u32(id, lower_32_bits(generation),
 				       upper_32_bits(generation),
@@ -35,102 +264,55 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 	memzero_explicit(half, sizeof(half));
 }
 
-/**
- * kfdpool_pool_settle() - count the coverage changes of this lock hold
- * @pool: the pool, pool->lock held
- *
- * Exports and revokes in a deferred transaction (a batch chunk's) leave
- * what they change in the used bytes to this (cover.c says why); whoever
- * made them calls it before dropping the lock, so that nobody else sees
- * @pool's transaction other than empty.
- */
-void kfdpool_pool_settle(struct kfdpool_pool *pool)
-{
-	lockdep_assert_held(&pool->lock);
-	if (!pool->cover_txn.n)
-		return;
-	pool->used += kfdpool_cover_settle(&pool->cover_txn);
-	/* Exports only add, revokes only take away: no peak in between. */
-	pool->used_high = max(pool->used_high, pool->used);
-}
-
-/* Free a live record; pool->lock held.  Settle before unlocking. */
-void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
+/* Free a live record; pool->lock held. */
+static void kfdpool_rec_free(struct kfdpool_pool *pool,
+			     struct kfdpool_rec *rec)
 {
 	struct kfdpool_entry *entry = rec->entry;
 
-	lockdep_assert_held(&pool->lock);
 	kfdpool_reclist_del(&pool->records, &entry->records, rec);
-	if (kfdpool_cover_txn_full(&pool->cover_txn))
-		kfdpool_pool_settle(pool);
-	pool->used -= kfdpool_cover_del(&pool->cover_txn, &entry->cover,
-					rec->offset, rec->size);
+	if (!--entry->nr_records)
+		pool->used -= entry->size;
 	pool->nr_records--;
-	entry->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
 	kfdpool_rectab_put(&pool->records, rec);
-}
-
-static void kfdpool_rec_encode(struct kfdpool_pool *pool,
-			       const struct kfdpool_rec *rec,
-			       struct kfdpool_record *r)
-{
-	memset(r, 0, sizeof(*r));
-	memcpy(r->pool_id, pool->id, sizeof(r->pool_id));
-	r->magic = KFDPOOL_RECORD_MAGIC;
-	r->record_id = rec->id;
-	r->entry_id = rec->entry->id;
-	r->generation = rec->generation;
-	r->offset = rec->offset;
-	r->size = rec->size;
-	memcpy(r->nonce, rec->nonce, sizeof(r->nonce));
 }
 
 /* Checks that need no lock: what kind of record, and whose. */
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
 {
-	if (r->magic != KFDPOOL_RECORD_MAGIC)
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
+
+	if (f->magic != KFDPOOL_RECORD_MAGIC)
 		return -EINVAL;
-	if (memcmp(r->pool_id, pool->id, sizeof(pool->id)))
+	if (memcmp(r->data, pool->id, sizeof(pool->id)))
 		return -EXDEV;
 	return 0;
 }
 
 /*
- * Find the live record @r stands for; pool->lock held.  Every field must be
+ * The live record @r stands for; pool->lock held.  Every field must be
  * what the kernel stored; the nonce is compared in constant time.
  */
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
 	struct kfdpool_rec *rec;
 
-	lockdep_assert_held(&pool->lock);
-	rec = kfdpool_rectab_find(&pool->records, r->record_id);
-	/* A record of an unpinned entry is revoked, though not erased yet. */
-	if (!rec || rec->entry->draining)
+	rec = kfdpool_rectab_find(&pool->records, f->record_id);
+	if (!rec || rec->entry->state != KFDPOOL_ENTRY_LIVE)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != r->generation)
+	if (rec->generation != f->generation)
 		return ERR_PTR(-ESTALE);
-	if (rec->entry->id != r->entry_id || rec->offset != r->offset ||
-	    rec->size != r->size)
-		return ERR_PTR(-ENOENT);
-	if (crypto_memneq(rec->nonce, r->nonce, sizeof(rec->nonce)))
+	if (rec->entry->id != f->entry_id || rec->offset != f->offset ||
+	    rec->size != f->size ||
+	    crypto_memneq(rec->nonce, f->nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }
 
-/*
- * Each command comes in two halves, so that a batch takes the pool's lock
- * once for many elements: *_prep() checks what it can without the lock;
- * *_locked() does the rest under pool->lock (an export's record slot
- * comes from the pool's table, rectab.c, which allocates a page of slots
- * once in 64 exports).  The kfdpool_do_*() functions run both for one
- * element.
- */
-
-/* Check an export.  0 or -errno. */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e)
 {
@@ -143,21 +325,17 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return 0;
 }
 
-/*
- * Make the record of @e; pool->lock held.  0 or -errno.  Settle before
- * unlocking.
- */
+/* Make the record of @e; pool->lock held.  0 or -errno. */
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_bp *spare[2];
+	struct kfdpool_record_fmt *f;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
 
-	lockdep_assert_held(&pool->lock);
 	entry = xa_load(&pool->entries, e->entry_id);
-	if (!entry || entry->draining)
+	if (!entry || entry->state != KFDPOOL_ENTRY_LIVE)
 		return -ENOENT;
 	if (e->offset > entry->size || e->size > entry->size - e->offset)
 		return -EINVAL;
@@ -166,13 +344,10 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	ret = kfdpool_records_charge(pool->user);
 	if (ret)
 		return ret;
-	ret = kfdpool_bp_stash_take(pool->bp_stash, spare);
-	if (ret)
-		goto err_uncharge;
 	rec = kfdpool_rectab_get(&pool->records);
 	if (IS_ERR(rec)) {
-		ret = PTR_ERR(rec);
-		goto err_keep;
+		kfdpool_records_uncharge(pool->user, 1);
+		return PTR_ERR(rec);
 	}
 	kfdpool_rec_nonce(pool, rec->id, ++pool->generation, rec->nonce);
 	rec->generation = lower_32_bits(pool->generation);
@@ -180,34 +355,22 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	rec->offset = e->offset;
 	rec->size = e->size;
 	kfdpool_reclist_add(&pool->records, &entry->records, rec);
-	if (kfdpool_cover_txn_full(&pool->cover_txn))
-		kfdpool_pool_settle(pool);
-	pool->used += kfdpool_cover_add(&pool->cover_txn, &entry->cover,
-					rec->offset, rec->size, spare);
-	pool->used_high = max(pool->used_high, pool->used);
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
+	if (!entry->nr_records++) {
+		pool->used += entry->size;
+		pool->used_high = max(pool->used_high, pool->used);
+	}
 	pool->nr_records++;
-	entry->nr_records++;
-	kfdpool_rec_encode(pool, rec, &e->record);
+
+	f = (void *)e->record.data;
+	memcpy(f->pool_id, pool->id, sizeof(f->pool_id));
+	f->magic = KFDPOOL_RECORD_MAGIC;
+	f->record_id = rec->id;
+	f->entry_id = entry->id;
+	f->generation = rec->generation;
+	f->offset = rec->offset;
+	f->size = rec->size;
+	memcpy(f->nonce, rec->nonce, sizeof(f->nonce));
 	return 0;
-
-err_keep:
-	kfdpool_bp_stash_keep(pool->bp_stash, spare);
-err_uncharge:
-	kfdpool_records_uncharge(pool->user, 1);
-	return ret;
-}
-
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
-{
-	int ret = kfdpool_export_prep(pf, e);
-
-	if (ret)
-		return ret;
-	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_export_locked(pf, e);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
 }
 
 int kfdpool_revoke_prep(struct kfdpool_file *pf,
@@ -231,26 +394,13 @@ int kfdpool_revoke_locked(struct kfdpool_file *pf,
 	return 0;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
-{
-	int ret = kfdpool_revoke_prep(pf, r);
-
-	if (ret)
-		return ret;
-	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_revoke_locked(pf, r);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
 /* The import's fd could not be handed out: drop the import it counted. */
 static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
 {
-	struct kfdpool_pool *pool = fdo->pfile->pool;
-
-	mutex_lock(&pool->lock);
+	if (kfdpool_lock(fdo->pfile))
+		return;
 	kfdpool_import_put(fdo->pfile, fdo->entry_id);
-	mutex_unlock(&pool->lock);
+	mutex_unlock(&fdo->pfile->pool->lock);
 }
 
 int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
@@ -263,14 +413,9 @@ int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 
 /*
  * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
- * entry: @fdo then holds a reference to the dma-buf's file, which the
- * caller installs at a new fd after its copy back (kfdpool_fd_commit();
- * imp->fd stays -1 until then).  pool->lock held.  0 or -errno.
- *
- * @held, when not NULL, is an entry id @pf is known to hold an import of
- * (0 for none), kept by the caller for one hold of pool->lock: nothing in
- * a hold drops an import, and a batch's validations are mostly of one
- * entry, so it spares them an xarray lookup each.
+ * entry: @fdo gets the whole dma-buf, whatever the record's offset and
+ * size.  @held, if not NULL, caches an entry @pf imports for one lock hold
+ * (a batch validates mostly one entry).  pool->lock held.  0 or -errno.
  */
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held)
@@ -294,8 +439,6 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 		ret = kfdpool_import_get(pf, entry);
 		if (ret)
 			return ret;
-		/* From now on the entry may outlive the pool's use of it. */
-		entry->handed_out = true;
 		get_dma_buf(entry->dmabuf);
 		fdo->file = entry->dmabuf->file;
 		fdo->undo = kfdpool_import_undo;
@@ -308,107 +451,4 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	imp->cookie = entry->cookie;
 	imp->entry_id = entry->id;
 	return 0;
-}
-
-/**
- * kfdpool_do_import() - validate a record and import its entry
- * @pf: the pool file the record is presented to (any mode)
- * @imp: the element; outputs are filled on success
- * @fdo: see kfdpool_import_locked()
- *
- * Return: 0 or -errno.
- */
-int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo)
-{
-	int ret = kfdpool_import_prep(pf, imp);
-
-	if (ret)
-		return ret;
-	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_import_locked(pf, imp, fdo, NULL);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
-int kfdpool_release_prep(const struct kfdpool_release *rel)
-{
-	return rel->flags || rel->pad ? -EINVAL : 0;
-}
-
-int kfdpool_release_locked(struct kfdpool_file *pf,
-			   const struct kfdpool_release *rel)
-{
-	return kfdpool_import_put(pf, rel->entry_id);
-}
-
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
-{
-	int ret = kfdpool_release_prep(rel);
-
-	if (ret)
-		return ret;
-	mutex_lock(&pf->pool->lock);
-	ret = kfdpool_release_locked(pf, rel);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
-/* Nobody learnt of the record: revoke it. */
-static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_revoke r = { .record = fdo->record };
-
-	kfdpool_do_revoke(fdo->pfile, &r);
-}
-
-/* Have kfdpool_fd_abort() revoke @record if it cannot be copied out. */
-void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
-			     struct kfdpool_file *pf,
-			     const struct kfdpool_record *record)
-{
-	fdo->undo = kfdpool_export_undo;
-	fdo->pfile = pf;
-	fdo->record = *record;
-}
-
-long kfdpool_ioctl_export(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_export *e = data;
-	int ret;
-
-	e->status = 0;
-	ret = kfdpool_do_export(file->private_data, e);
-	if (!ret)
-		kfdpool_export_arm_undo(fdo, file->private_data, &e->record);
-	return ret;
-}
-
-long kfdpool_ioctl_revoke(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_revoke *r = data;
-
-	r->status = 0;
-	return kfdpool_do_revoke(file->private_data, r);
-}
-
-long kfdpool_ioctl_import(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_import *imp = data;
-
-	imp->status = 0;
-	fdo->fd_off = offsetof(struct kfdpool_import, fd);
-	return kfdpool_do_import(file->private_data, imp, fdo);
-}
-
-long kfdpool_ioctl_release(struct file *file, void *data,
-			   struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_release *rel = data;
-
-	rel->status = 0;
-	return kfdpool_do_release(file->private_data, rel);
 }

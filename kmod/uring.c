@@ -1,41 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * io_uring passthrough (IORING_OP_URING_CMD) on pool files.
+ * io_uring passthrough (IORING_OP_URING_CMD) on pool files, for rings set
+ * up with IORING_SETUP_SQE128 so that a record travels in the SQE.
  *
- * The payload's lifetime.  A command's payload lives in its SQE, and the SQE
- * may be a slot of the SQ ring that user space refills as soon as
- * io_uring_enter() returned.  Whether io_uring copied it first depends on
- * the kernel and the path: 6.1 copies it before any later issue (-EAGAIN
- * retry, link, IOSQE_ASYNC); 6.12 copies it at submission only for
- * IOSQE_ASYNC and drained requests, and on -EAGAIN copies it to its cache
- * but still hands the retry a pointer into the ring.  So each command here
- * takes one copy of its payload when it is first called and never reads
- * the SQE again, and it is never called twice: it does not return -EAGAIN.
- * From io_uring's nonblocking inline issue (IO_URING_F_NONBLOCK) it sleeps
- * on the pool lock and faults user pages like the ioctls do, which holds up
- * only the submitting task's own ring for as long as an ioctl would.  A
- * driver cannot keep the copy for a retry either: nothing tells a retry
- * from a first issue, since the command's pdu is not cleared between
- * requests.
- *
- * The vectored batches run inline too, in the submitter's context, for the
- * same reason.  Their whole point is many elements per system call; a
- * caller who wants them off its own thread sets IOSQE_ASYNC, and io_uring
- * copies the SQE before queueing the command to a worker on every kernel.
- *
- * What the module cannot change: 6.12 (Debian's 6.12.117) gives a linked
- * command, or the head of a link left open at the end of a submission, a
- * pointer into the ring, which its first call reads whenever the link gets
- * to it; by then the slot may hold another command.  Prepare linked kfdpool
- * commands' slots only after the link completed, or use IOSQE_ASYNC.
- *
- * Payloads are size-versioned like ioctl structs: the size in cmd_op is the
- * caller's struct size, up to the 80 bytes of a 128-byte SQE's command
- * area.  Bytes past the caller's struct must be zero (-EINVAL); a caller's
- * struct larger than ours may only add zero bytes (-E2BIG).
- *
- * Commands complete inline: the value returned here is the CQE's res, as in
- * ublk's control path.
+ * A command's payload is read from its SQE once, when the module is first
+ * called for it: the SQE may be a ring slot that user space refills as
+ * soon as io_uring_enter() returned.  Commands complete inline, as in
+ * ublk's control path; payloads are size-versioned like ioctl structs.
  */
 #include <linux/uaccess.h>
 
@@ -81,82 +52,60 @@ static const void *kfdpool_uring_sqe_payload(struct io_uring_cmd *cmd)
 static int kfdpool_uring_export(struct kfdpool_file *pf,
 				const struct kfdpool_uring_export *ue)
 {
-	void __user *dst = u64_to_user_ptr(ue->record_ptr);
-	struct kfdpool_export e = {};
+	union kfdpool_elem el = {
+		.exp = { .entry_id = ue->entry_id, .flags = ue->flags,
+			 .offset = ue->offset, .size = ue->size },
+	};
 	struct kfdpool_fd_out fdo;
 	int ret;
 
-	e.entry_id = ue->entry_id;
-	e.flags = ue->flags;
-	e.offset = ue->offset;
-	e.size = ue->size;
-	ret = kfdpool_do_export(pf, &e);
+	kfdpool_fd_out_init(&fdo);
+	ret = kfdpool_one(pf, _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH), &el, &fdo);
 	if (ret)
 		return ret;
-	kfdpool_fd_out_init(&fdo);
-	kfdpool_export_arm_undo(&fdo, pf, &e.record);
-	if (copy_to_user(dst, &e.record, sizeof(e.record))) {
+	if (copy_to_user(u64_to_user_ptr(ue->record_ptr), &el.exp.record,
+			 sizeof(el.exp.record))) {
 		kfdpool_fd_abort(&fdo);
 		return -EFAULT;
 	}
 	return kfdpool_fd_commit(&fdo, NULL);
 }
 
-static int kfdpool_uring_import(struct kfdpool_file *pf,
+/* IMPORT and REVOKE: a record in the SQE.  An import's fd is the res. */
+static int kfdpool_uring_record(struct kfdpool_file *pf, unsigned int nr,
 				const struct kfdpool_uring_record *ur)
 {
-	struct kfdpool_import imp = {};
 	struct kfdpool_fd_out fdo;
+	union kfdpool_elem el;
 	int ret;
 
 	if (ur->pad)
 		return -EINVAL;
-	imp.record = ur->record;
-	imp.flags = ur->flags;
+	if (nr == _IOC_NR(KFDPOOL_URING_IMPORT)) {
+		el.imp.record = ur->record;
+		el.imp.flags = ur->flags;
+		nr = _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH);
+	} else {
+		el.rev.record = ur->record;
+		el.rev.flags = ur->flags;
+		nr = _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH);
+	}
 	kfdpool_fd_out_init(&fdo);
-	ret = kfdpool_do_import(pf, &imp, &fdo);
-	if (ret)
-		return ret;
-	/* Nothing is copied back: the fd number is the CQE's res. */
-	return kfdpool_fd_commit(&fdo, NULL);
+	ret = kfdpool_one(pf, nr, &el, &fdo);
+	return ret || !fdo.file ? ret : kfdpool_fd_commit(&fdo, NULL);
 }
 
-static int kfdpool_uring_revoke(struct kfdpool_file *pf,
-				const struct kfdpool_uring_record *ur)
-{
-	struct kfdpool_revoke r = {};
-
-	if (ur->pad)
-		return -EINVAL;
-	r.record = ur->record;
-	r.flags = ur->flags;
-	return kfdpool_do_revoke(pf, &r);
-}
-
-static int kfdpool_uring_release(struct kfdpool_file *pf,
-				 const struct kfdpool_release *ur)
-{
-	struct kfdpool_release rel = *ur;
-
-	rel.status = 0;	/* out only */
-	return kfdpool_do_release(pf, &rel);
-}
-
-/*
- * Check @p against the sizes of a command whose first version is @min_size
- * bytes and whose struct is @ksize bytes here; @usize is the caller's.
- */
+/* Check @p, @usize bytes by the caller's count, against our @ksize. */
 static int kfdpool_uring_sizes(const union kfdpool_uring_payload *p,
-			       unsigned int usize, unsigned int min_size,
-			       unsigned int ksize)
+			       unsigned int usize, unsigned int ksize)
 {
-	if (usize < min_size || usize > KFDPOOL_URING_PAYLOAD)
+	if (usize < ksize || usize > KFDPOOL_URING_PAYLOAD)
 		return -EINVAL;
 	/* Past the caller's struct: no field of any version. */
-	if (!kfdpool_mem_is_zero(p->raw + usize, KFDPOOL_URING_PAYLOAD - usize))
+	if (memchr_inv(p->raw + usize, 0, KFDPOOL_URING_PAYLOAD - usize))
 		return -EINVAL;
 	/* A newer caller's fields we do not know: refuse, as the ioctls do. */
-	if (usize > ksize && !kfdpool_mem_is_zero(p->raw + ksize, usize - ksize))
+	if (usize > ksize && memchr_inv(p->raw + ksize, 0, usize - ksize))
 		return -E2BIG;
 	return 0;
 }
@@ -166,57 +115,37 @@ static int kfdpool_uring_run(struct kfdpool_file *pf, u32 op,
 {
 	unsigned int usize = _IOC_SIZE(op);
 	unsigned int nr = _IOC_NR(op);
-	unsigned int ksize;
-	int ret;
+	union kfdpool_elem el;
 
 	if (_IOC_TYPE(op) != KFDPOOL_IOC_MAGIC || _IOC_DIR(op) != _IOC_WRITE)
 		return -ENOTTY;
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_URING_EXPORT):
-		ksize = sizeof(p->exp);
-		break;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->exp)) ?:
+		       kfdpool_uring_export(pf, &p->exp);
 	case _IOC_NR(KFDPOOL_URING_REVOKE):
 	case _IOC_NR(KFDPOOL_URING_IMPORT):
-		ksize = sizeof(p->rec);
-		break;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->rec)) ?:
+		       kfdpool_uring_record(pf, nr, &p->rec);
 	case _IOC_NR(KFDPOOL_URING_RELEASE):
-		ksize = sizeof(p->rel);
-		break;
+		el.rel = p->rel;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->rel)) ?:
+		       kfdpool_one(pf, _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH), &el,
+				   NULL);
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
-		ksize = sizeof(p->batch);
-		break;
-	default:
-		return -ENOTTY;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->batch)) ?:
+		       kfdpool_batch(pf, nr, &p->batch);
 	}
-	/* ABI 1: every payload's first version is the struct above. */
-	ret = kfdpool_uring_sizes(p, usize, ksize, ksize);
-	if (ret)
-		return ret;
-
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_URING_EXPORT):
-		return kfdpool_uring_export(pf, &p->exp);
-	case _IOC_NR(KFDPOOL_URING_REVOKE):
-		return kfdpool_uring_revoke(pf, &p->rec);
-	case _IOC_NR(KFDPOOL_URING_IMPORT):
-		return kfdpool_uring_import(pf, &p->rec);
-	case _IOC_NR(KFDPOOL_URING_RELEASE):
-		return kfdpool_uring_release(pf, &p->rel);
-	default:
-		return kfdpool_batch(pf, nr, &p->batch);
-	}
+	return -ENOTTY;
 }
 
 /*
- * The io_uring of 6.1 (the one with the command API in <linux/io_uring.h>)
- * completes a positive result returned from ->uring_cmd only when the
- * command was issued inline: issued from an io-wq worker, the request is
- * never completed.  There, complete positive results (fds, batch counts)
- * with io_uring_cmd_done() and tell io_uring the command is queued, as
- * drivers completing asynchronously do.
+ * The io_uring with the command API in <linux/io_uring.h> never completes
+ * a positive result returned from an io-wq worker: complete such results
+ * (fds, batch counts) with io_uring_cmd_done(), as asynchronous drivers do.
  */
 static int kfdpool_uring_result(struct io_uring_cmd *cmd, int ret,
 				unsigned int issue_flags)
@@ -237,8 +166,16 @@ static int kfdpool_uring_result(struct io_uring_cmd *cmd, int ret,
 /**
  * kfdpool_uring_cmd() - file_operations.uring_cmd of pool files
  * @cmd: the command; its payload is read from the SQE once, here
- * @issue_flags: IO_URING_F_*; IO_URING_F_NONBLOCK is not honoured (see the
- *	top of this file)
+ * @issue_flags: IO_URING_F_*
+ *
+ * IO_URING_F_NONBLOCK is not honoured: a command sleeps on the pool's lock
+ * and faults user pages as the ioctl does, holding up only the submitter's
+ * own ring.  Answering -EAGAIN would have io_uring call again from io-wq,
+ * and some kernels (Debian's 6.12) then hand the retry a pointer into the
+ * SQ ring, not the copy they took, so the retry could run a refilled slot;
+ * nothing lets a driver tell a retry from a first issue to keep its own
+ * copy.  IOSQE_ASYNC moves a command off the submitter's thread, with the
+ * SQE copied first on every kernel.
  *
  * Return: the CQE's res.
  */
@@ -255,11 +192,7 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	/* The one read of the SQE. */
 	memcpy(&p, kfdpool_uring_sqe_payload(cmd), sizeof(p));
 	ret = kfdpool_uring_run(pf, cmd->cmd_op, &p);
-	/*
-	 * -EAGAIN would make io_uring call us again, with an SQE pointer that
-	 * may point at a refilled ring slot.  Nothing here returns it; keep
-	 * it that way even if a security module says so.
-	 */
+	/* Never be called again for this command (see above). */
 	if (ret == -EAGAIN)
 		ret = -EBUSY;
 	return kfdpool_uring_result(cmd, ret, issue_flags);

@@ -74,7 +74,7 @@ TEST_F(batch, all_commands)
 		EXPECT_LE(0, im[i].fd);
 		EXPECT_TRUE(kfd_cloexec(im[i].fd));
 		EXPECT_EQ(SZ, kfd_dmabuf_size(im[i].fd));
-		EXPECT_EQ(rec[i].offset, im[i].offset);
+		EXPECT_EQ(REC(&rec[i])->offset, im[i].offset);
 		EXPECT_EQ(0xb0, im[i].cookie);
 		close(im[i].fd);
 	}
@@ -153,10 +153,10 @@ TEST_F(batch, mixed_elements)
 	memset(im, 0, sizeof(im));
 	for (i = 0; i < 6; i++)
 		im[i].record = good;
-	im[1].record.magic = 0;			/* -EINVAL */
-	im[2].record.pool_id[0] ^= 1;		/* -EXDEV */
-	im[3].record.nonce[0] ^= 1;		/* -ENOENT */
-	im[4].record.generation ^= 1;		/* -ESTALE */
+	REC(&im[1].record)->magic = 0;			/* -EINVAL */
+	REC(&im[2].record)->pool_id[0] ^= 1;		/* -EXDEV */
+	REC(&im[3].record)->nonce[0] ^= 1;		/* -ENOENT */
+	REC(&im[4].record)->generation ^= 1;		/* -ESTALE */
 	im[5].flags = 4;			/* -EINVAL */
 	ASSERT_EQ(6, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im, 6,
 			       sizeof(im[0])));
@@ -288,8 +288,8 @@ TEST_F(batch, undone_import_counts_for_no_later_validation)
 
 TEST_F_TIMEOUT(batch, sizes, 300)
 {
-	static const int counts[] = { 1, 2, 64, KFDPOOL_BATCH_MAX };
-	struct kfdpool_record *rec = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rec));
+	static const int counts[] = { 1, 2, 64, KFD_BATCH_MAX };
+	struct kfdpool_record *rec = calloc(KFD_BATCH_MAX + 1, sizeof(*rec));
 	struct kfdpool_release *rel;
 	struct kfdpool_import *im;
 	struct kfdpool_revoke *rv;
@@ -299,20 +299,20 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 
 	/* A full batch of imports hands out 4096 fds at once. */
 	{
-		struct rlimit rl = { KFDPOOL_BATCH_MAX + 256,
-				     KFDPOOL_BATCH_MAX + 256 };
+		struct rlimit rl = { KFD_BATCH_MAX + 256,
+				     KFD_BATCH_MAX + 256 };
 
 		getrlimit(RLIMIT_NOFILE, &rl);
-		if (rl.rlim_cur < KFDPOOL_BATCH_MAX + 256) {
-			rl.rlim_cur = KFDPOOL_BATCH_MAX + 256;
+		if (rl.rlim_cur < KFD_BATCH_MAX + 256) {
+			rl.rlim_cur = KFD_BATCH_MAX + 256;
 			if (rl.rlim_max < rl.rlim_cur)
 				rl.rlim_max = rl.rlim_cur;
 			ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
 		}
 	}
-	im = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*im));
-	rv = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rv));
-	rel = calloc(KFDPOOL_BATCH_MAX + 1, sizeof(*rel));
+	im = calloc(KFD_BATCH_MAX + 1, sizeof(*im));
+	rv = calloc(KFD_BATCH_MAX + 1, sizeof(*rv));
+	rel = calloc(KFD_BATCH_MAX + 1, sizeof(*rel));
 	ASSERT_NE(NULL, rec);
 	for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		int n = counts[k], bad = 0, fds = 0;
@@ -353,9 +353,9 @@ TEST_F_TIMEOUT(batch, sizes, 300)
 	}
 	/* Max + 1 and 0 are refused as a whole; nothing happens. */
 	EXPECT_EQ(-EINVAL, kfd_batch(self->s.imp, KFDPOOL_IOC_IMPORT_BATCH, im,
-				     KFDPOOL_BATCH_MAX + 1, sizeof(*im)));
+				     KFD_BATCH_MAX + 1, sizeof(*im)));
 	EXPECT_EQ(-EINVAL, kfd_batch(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH, im,
-				     KFDPOOL_BATCH_MAX + 1,
+				     KFD_BATCH_MAX + 1,
 				     sizeof(struct kfdpool_export)));
 	EXPECT_EQ(-EINVAL, kfd_batch(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH,
 				     rel, 0, sizeof(*rel)));
@@ -398,6 +398,45 @@ TEST_F(batch, descriptor_bad_args)
 }
 
 /*
+ * An element is at most 4096 bytes, as POOL_LIST's: an 8 KiB element, all
+ * zero past ours, is refused before anything runs (io_uring: uring_test).
+ */
+TEST_F(batch, elements_capped_at_4096_bytes)
+{
+	unsigned char *arr = calloc(2, 8192);
+	struct kfdpool_export *e;
+	struct kfdpool_batch b = {};
+	struct kfdpool_pool_stats st;
+	unsigned int size;
+
+	ASSERT_NE(NULL, arr);
+	for (size = 4096; size <= 8192; size += 4096) {
+		e = (struct kfdpool_export *)arr;
+		memset(arr, 0, 2 * 8192);
+		e->entry_id = self->s.entry[0];
+		e->size = 4096;
+		b.ops = (uintptr_t)arr;
+		b.count = 1;
+		b.elem_size = size;
+		if (size == 4096) {
+			EXPECT_EQ(1, ioctl(self->s.pool,
+					   KFDPOOL_IOC_EXPORT_BATCH, &b));
+			EXPECT_EQ(0, e->status);
+			EXPECT_EQ(0, kfd_revoke(self->s.pool, &e->record));
+			continue;
+		}
+		EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool,
+					     KFDPOOL_IOC_EXPORT_BATCH, &b));
+		b.elem_size = 4097;
+		EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool,
+					     KFDPOOL_IOC_EXPORT_BATCH, &b));
+	}
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
+	EXPECT_EQ(0, st.records);
+	free(arr);
+}
+
+/*
  * Elements larger than the kernel's: served when the extra bytes are zero,
  * refused one by one (-E2BIG, not run) when they ask for anything; tails
  * are left alone either way.
@@ -421,13 +460,13 @@ TEST_F(batch, larger_elements)
 			       sizeof(ex[0])));
 	for (i = 0; i < 3; i += 2) {
 		EXPECT_EQ(0, ex[i].e.status);
-		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, ex[i].e.record.magic);
+		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, REC(&ex[i].e.record)->magic);
 		EXPECT_EQ(0, ex[i].future[2]);
 		EXPECT_EQ(0, kfd_import(self->s.imp, &ex[i].e.record,
 					0, NULL));
 	}
 	EXPECT_EQ(-E2BIG, ex[1].e.status);
-	EXPECT_EQ(0, ex[1].e.record.magic);
+	EXPECT_EQ(0, REC(&ex[1].e.record)->magic);
 	EXPECT_EQ(0xabc1, ex[1].future[2]);
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(2, st.records);

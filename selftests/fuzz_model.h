@@ -18,22 +18,15 @@
  *    POOL_LIST) equal the model's whenever no live child may hold
  *    anything of the pool (fs_child_on()): entries,
  *    draining entries, records, reserved, draining and imported bytes, each
- *    fd's imports, import fds; used bytes lie between the bytes the live
- *    records cover (overlaps once) and the sum of their sizes.
+ *    fd's imports, import fds, and used bytes (those of the entries that
+ *    have a live record);
+ *  - a pool ends with its owner fd: an import fd left over answers ENODEV.
  *  - what the ABI pins to one errno does fail with it (ANY pool handles
  *    while allow_any_handles is off: EPERM).
  * A break is a violation: counted, printed, and the test fails.
  *
- * FS_ACCT: the uapi has held entries (kfdpool_pool_stats.held_bytes): used
- * bytes are exactly the union of the live records' intervals, and an entry
- * the pool handed an fd of (an IMPORT without VALIDATE, ours or a child's)
- * is not freed when it settles while its dma-buf is still referenced
- * outside the module (our own fd of it, always, for the dma-bufs the
- * thread keeps): it stays, held, in the entries, reserved and draining
- * figures, until that fd is closed.  A child's import gives the child such
- * an fd, of a dma-buf the thread may have pinned in its other pools too:
- * once the thread closes its own fd of it, each entry of it that a pool
- * handed out stays held while the child lives, in whichever pool.
+ * An unpinned entry goes as soon as no pool file holds an import of it,
+ * whoever keeps its dma-buf open.
  */
 #ifndef KFDPOOL_FUZZ_MODEL_H
 #define KFDPOOL_FUZZ_MODEL_H
@@ -61,7 +54,7 @@
 #define FS_ELEM_MAX	160	/* bytes of a batch element, tail included */
 #define FS_PAGE		4096
 #define FS_CHECK_EVERY	64	/* steps on a pool between two checks */
-#define FS_ELEMS_BYTES	(KFDPOOL_BATCH_MAX * FS_ELEM_MAX)
+#define FS_ELEMS_BYTES	(KFD_BATCH_MAX * FS_ELEM_MAX)
 
 /* Per-command figures: _IOC_NR of the ioctls, then the io_uring forms. */
 #define FS_OP_URING	0x20	/* + 0..3: EXPORT, REVOKE, IMPORT, RELEASE */
@@ -89,12 +82,6 @@ static const char *const fs_op_names[FS_NOPS] = {
 };
 
 #define FS_NMSG 6
-
-#ifdef KFDPOOL_POOL_STATS_SIZE_VER0
-#define FS_ACCT 1
-#else
-#define FS_ACCT 0
-#endif
 
 /*
  * A pool handle of policy ANY (of a pool fuzz_test shares), made before the
@@ -158,8 +145,6 @@ struct fs_entry {
 	bool ghost;		/* an fd of ours held imports of it when we
 				 * closed it: a fork of another thread may
 				 * keep that file a moment longer */
-	uint8_t handed;		/* an IMPORT made an fd of it: 2 ours (or
-				 * UNPIN said so), 1 maybe (a child's) */
 	uint32_t bufgen;	/* s->bufgen[buf] when pinned */
 	uint64_t ino;		/* its dma-buf's inode (diagnostics) */
 };
@@ -169,7 +154,6 @@ struct fs_gone {
 	uint32_t id;
 	int buf;
 	uint64_t ino;
-	uint8_t handed;
 	uint64_t call;
 };
 
@@ -221,10 +205,6 @@ struct fs_thread {
 	unsigned char *elems;	/* batch elements: FS_ELEMS_BYTES */
 	pid_t child;		/* 0: none */
 	int child_pool;
-	/* The dma-bufs (slot, bufgen) the child may hold an fd of. */
-	int child_buf[8];
-	uint32_t child_gen[8];
-	int nchild_bufs;
 	unsigned int child_left;	/* calls before it is killed */
 	uint64_t calls;
 };
@@ -299,44 +279,12 @@ static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
 /* ------------------------------------------------------------------ */
 
 /*
- * Whether a live child may hold an fd of entry @E's dma-buf: it was given
- * a record of an entry of that dma-buf to import (in its own pool; the
- * thread may have pinned the same dma-buf in its other pools).
- */
-static bool fs_child_buf(struct fs_thread *s, const struct fs_entry *E)
-{
-	int i;
-
-	for (i = 0; i < s->nchild_bufs && s->child > 0; i++)
-		if (s->child_buf[i] == E->buf && s->child_gen[i] == E->bufgen)
-			return true;
-	return false;
-}
-
-static uint32_t fs_holders(struct fs_pool *P, int e);
-static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E);
-
-/*
- * Whether a live child may hold something of pool @p that the model cannot
- * see: imports (its own pool), or the only fd left of the dma-buf of an
- * entry the pool handed out, which keeps that entry held (any pool).  The
- * pool's figures are compared once the child is reaped.
+ * Whether a live child may hold imports of pool @p (its own pool), which
+ * the model cannot see; the pool's figures are compared once it is reaped.
  */
 static bool fs_child_on(struct fs_thread *s, int p)
 {
-	struct fs_pool *P = &s->pool[p];
-	int e;
-
-	if (s->child <= 0)
-		return false;
-	if (s->child_pool == p)
-		return true;
-	for (e = 0; e < FS_ENTRIES; e++)
-		if (P->ent[e].id && P->ent[e].draining && P->ent[e].handed &&
-		    !fs_holders(P, e) && !fs_buf_open(s, &P->ent[e]) &&
-		    fs_child_buf(s, &P->ent[e]))
-			return true;
-	return false;
+	return s->child > 0 && s->child_pool == p;
 }
 
 static uint32_t fs_holders(struct fs_pool *P, int e)
@@ -357,7 +305,6 @@ static void fs_free_entry(struct fs_pool *P, int e)
 	g->id = P->ent[e].id;
 	g->buf = P->ent[e].buf;
 	g->ino = P->ent[e].ino;
-	g->handed = P->ent[e].handed;
 	g->call = fs_now_call;
 
 	memset(&P->ent[e], 0, sizeof(P->ent[e]));
@@ -372,19 +319,10 @@ static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E)
 }
 
 /*
- * FS_ACCT: a settled entry the pool handed an fd of stays, held, while
- * anything outside the module references its dma-buf: our own fd does.
+ * A draining entry nobody (known) holds any more is gone; kept while a
+ * child may hold it (fs_child_on() then skips the pool's checks).
  */
-static bool fs_stays_held(struct fs_thread *s, const struct fs_entry *E)
-{
-	return FS_ACCT && E->handed && fs_buf_open(s, E);
-}
-
-/*
- * A draining entry nobody (known) holds any more is gone, or held; kept
- * while a child may hold it (fs_child_on() then skips the pool's checks).
- */
-static void fs_drop_unheld(struct fs_thread *s, int p)
+static void fs_drop_drained(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
 	struct fs_entry *E;
@@ -392,21 +330,9 @@ static void fs_drop_unheld(struct fs_thread *s, int p)
 
 	for (e = 0; e < FS_ENTRIES; e++) {
 		E = &P->ent[e];
-		if (E->id && E->draining && !E->child && !fs_holders(P, e) &&
-		    !fs_stays_held(s, E) &&
-		    !(FS_ACCT && E->handed && fs_child_buf(s, E)))
+		if (E->id && E->draining && !E->child && !fs_holders(P, e))
 			fs_free_entry(P, e);
 	}
-}
-
-/* Held entries of pool @p (draining, no import counted). */
-static int fs_nheld(struct fs_pool *P)
-{
-	int e, n = 0;
-
-	for (e = 0; e < FS_ENTRIES; e++)
-		n += P->ent[e].id && P->ent[e].draining && !fs_holders(P, e);
-	return n;
 }
 
 static void fs_stale_add(struct fs_pool *P, const struct kfdpool_record *r)
@@ -568,7 +494,7 @@ static void fs_close_fd(struct fs_thread *s, int p, int f)
 			P->ent[e].ghost = true;
 		P->holds[f][e] = 0;
 	}
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -634,7 +560,8 @@ static const struct fs_layout fs_layouts[] = {
 	L(KFDPOOL_IOC_POOL_CREATE, kfdpool_pool_create, flags, 0,
 	  offsetof(struct kfdpool_pool_create, pad), false),
 	L(KFDPOOL_IOC_POOL_IMPORT_HANDLE, kfdpool_pool_import_handle, flags,
-	  0, offsetof(struct kfdpool_pool_import_handle, handle.pad), false),
+	  0, offsetof(struct kfdpool_pool_import_handle, handle) +
+	  offsetof(struct kfd_hnd, pad), false),
 	L(KFDPOOL_IOC_EXPORT_BATCH, kfdpool_batch, flags, 0,
 	  offsetof(struct kfdpool_batch, pad), true),
 	L(KFDPOOL_IOC_REVOKE_BATCH, kfdpool_batch, flags, 0,
@@ -662,15 +589,9 @@ static const struct fs_layout *fs_layout(uint32_t cmd)
 	return NULL;
 }
 
-/* The size of @cmd's first version: smaller is "short". */
+/* The size of @cmd's first version (every struct's own): smaller is short. */
 static size_t fs_first_size(uint32_t cmd, size_t size)
 {
-#if FS_ACCT
-	if (cmd == KFDPOOL_IOC_POOL_STATS)
-		return KFDPOOL_POOL_STATS_SIZE_VER0;
-	if (cmd == KFDPOOL_IOC_QUERY)
-		return KFDPOOL_QUERY_SIZE_VER0;
-#endif
 	return size;
 }
 
@@ -798,29 +719,29 @@ static const char *fs_spoil_record(struct fs_thread *s,
 {
 	switch (fs_below(s, 8)) {
 	case 0:
-		r->pool_id[fs_below(s, KFDPOOL_ID_LEN)] ^=
+		REC(r)->pool_id[fs_below(s, KFDPOOL_ID_LEN)] ^=
 			1 << fs_below(s, 8);
 		return "record with another pool id";
 	case 1:
-		r->magic += fs_below(s, 2) ? 1 : -1;
+		REC(r)->magic += fs_below(s, 2) ? 1 : -1;
 		return "record with a bad magic";
 	case 2:
-		r->record_id += fs_below(s, 2) ? 1 : -1;
+		REC(r)->record_id += fs_below(s, 2) ? 1 : -1;
 		return "record with another record id";
 	case 3:
-		r->entry_id += fs_below(s, 2) ? 1 : -1;
+		REC(r)->entry_id += fs_below(s, 2) ? 1 : -1;
 		return "record with another entry id";
 	case 4:
-		r->generation += fs_below(s, 2) ? 1 : -1;
+		REC(r)->generation += fs_below(s, 2) ? 1 : -1;
 		return "record with another generation";
 	case 5:
-		r->offset += fs_below(s, 2) ? 1 : -1;
+		REC(r)->offset += fs_below(s, 2) ? 1 : -1;
 		return "record with another offset";
 	case 6:
-		r->size += fs_below(s, 2) ? 1 : -1;
+		REC(r)->size += fs_below(s, 2) ? 1 : -1;
 		return "record with another size";
 	default:
-		r->nonce[fs_below(s, 16)] ^= 1 << fs_below(s, 8);
+		REC(r)->nonce[fs_below(s, 16)] ^= 1 << fs_below(s, 8);
 		return "record with another nonce";
 	}
 }
@@ -867,12 +788,6 @@ static const char *fs_pick_record(struct fs_thread *s, int p, bool spoil,
 		return NULL;
 	*out = P->rec[i].r;
 	*rec_slot = i;
-	/*
-	 * An import of it may hand out an fd even if the call is then undone
-	 * (its copy back failed): the kernel may hold the entry from now on.
-	 */
-	if (!P->ent[P->rec[i].ent].handed)
-		P->ent[P->rec[i].ent].handed = 1;
 	return "";
 }
 
@@ -966,8 +881,6 @@ static int fs_did_alloc(struct fs_thread *s, int p, uint64_t size,
 	fs_fd_mark(x->fd, true);
 	if (fs_did_pin(s, p, a, &pin))
 		return -1;
-	/* Its fd came from the pool: handed out from the start. */
-	s->pool[p].ent[fs_find_entry(&s->pool[p], x->entry_id)].handed = 2;
 	return 0;
 }
 
@@ -989,22 +902,13 @@ static int fs_did_unpin(struct fs_thread *s, int p,
 				 x->revoked, recs);
 	held = fs_holders(P, e) > 0;
 	/*
-	 * Without imports of ours it may still be draining: a child's, a
-	 * file of ours another thread's fork has not closed yet, or (FS_ACCT)
-	 * held because an fd of it is open outside: then it surely is while
-	 * we keep the dma-buf and handed an fd of it ourselves.
+	 * Without imports of ours it may still be draining: a child's, or a
+	 * file of ours another thread's fork has not closed yet.
 	 */
 	if (held ? !x->draining : x->draining && !P->ent[e].child &&
-	    !P->ent[e].ghost && !(FS_ACCT && P->ent[e].handed))
+	    !P->ent[e].ghost)
 		return fs_broken(s, p, "UNPIN draining %u, entry %s imports",
 				 x->draining, held ? "has" : "has no");
-	if (!x->draining && P->ent[e].handed == 2 &&
-	    fs_stays_held(s, &P->ent[e]))
-		return fs_broken(s, p, "UNPIN: entry %u, handed out and its dma-buf open, not held",
-				 x->entry_id);
-	/* Draining with no import of ours: a child's or held, handed out. */
-	if (x->draining)
-		P->ent[e].handed = 2;
 	for (i = 0; i < FS_RECS; i++) {
 		if (P->rec[i].live && P->rec[i].ent == e) {
 			P->rec[i].live = false;
@@ -1015,7 +919,7 @@ static int fs_did_unpin(struct fs_thread *s, int p,
 		P->ent[e].draining = true;
 	else
 		fs_free_entry(P, e);
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 	return 0;
 }
 
@@ -1035,9 +939,9 @@ static int fs_did_export(struct fs_thread *s, int p,
 				 (unsigned long long)x->offset,
 				 (unsigned long long)x->size,
 				 (unsigned long long)P->ent[e].size);
-	if (memcmp(r->pool_id, P->id, KFDPOOL_ID_LEN) ||
-	    r->magic != KFDPOOL_RECORD_MAGIC || r->entry_id != x->entry_id ||
-	    r->offset != x->offset || r->size != x->size)
+	if (memcmp(REC(r)->pool_id, P->id, KFDPOOL_ID_LEN) ||
+	    REC(r)->magic != KFDPOOL_RECORD_MAGIC || REC(r)->entry_id != x->entry_id ||
+	    REC(r)->offset != x->offset || REC(r)->size != x->size)
 		return fs_broken(s, p, "EXPORT made a record that is not what was asked");
 	i = FS_PICK(s, FS_RECS, !P->rec[__i].live);
 	if (i < 0)
@@ -1073,7 +977,7 @@ static int fs_did_import(struct fs_thread *s, int p, int f,
 	if (i < 0)
 		return fs_broken(s, p, "IMPORT of a record that is not live succeeded");
 	e = P->rec[i].ent;
-	if (x->offset != P->rec[i].r.offset || x->size != P->rec[i].r.size ||
+	if (x->offset != REC(&P->rec[i].r)->offset || x->size != REC(&P->rec[i].r)->size ||
 	    x->entry_size != P->ent[e].size || x->cookie != P->ent[e].cookie ||
 	    x->entry_id != P->ent[e].id)
 		return fs_broken(s, p, "IMPORT returned other than what was exported");
@@ -1085,7 +989,6 @@ static int fs_did_import(struct fs_thread *s, int p, int f,
 	if (fd < 0)
 		return fs_broken(s, p, "IMPORT succeeded without an fd");
 	P->holds[f][e]++;
-	P->ent[e].handed = 2;
 	return 0;
 }
 
@@ -1098,7 +1001,7 @@ static int fs_did_release(struct fs_thread *s, int p, int f, uint32_t id)
 		return fs_broken(s, p, "RELEASE of entry %u, not held, succeeded",
 				 id);
 	P->holds[f][e]--;
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 	return 0;
 }
 
@@ -1108,35 +1011,20 @@ static int fs_did_release(struct fs_thread *s, int p, int f, uint32_t id)
 
 /* The model's figures of a pool. */
 struct fs_figs {
-	uint64_t reserved, draining, imported, held, used_union, used_sum;
+	uint64_t reserved, draining, imported, used;
 	uint64_t fdbytes[FS_FDS];
-	uint32_t nent, ndrain, nheld, nrec, nimp, fdimps[FS_FDS];
+	uint32_t nent, ndrain, nrec, nimp, fdimps[FS_FDS];
 };
 
-/* Bytes of entry @e that its live records cover, overlaps once. */
-static uint64_t fs_covered(struct fs_pool *P, int e)
+/* Whether entry @e has a live record. */
+static bool fs_has_record(struct fs_pool *P, int e)
 {
-	uint64_t lo[FS_RECS], hi[FS_RECS], t, sum = 0, end = 0;
-	int i, j, n = 0;
+	int i;
 
-	for (i = 0; i < FS_RECS; i++) {
-		if (!P->rec[i].live || P->rec[i].ent != e)
-			continue;
-		lo[n] = P->rec[i].r.offset;
-		hi[n++] = P->rec[i].r.offset + P->rec[i].r.size;
-	}
-	for (i = 1; i < n; i++)		/* insertion sort by start */
-		for (j = i; j > 0 && lo[j - 1] > lo[j]; j--) {
-			t = lo[j]; lo[j] = lo[j - 1]; lo[j - 1] = t;
-			t = hi[j]; hi[j] = hi[j - 1]; hi[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		if (hi[i] <= end)
-			continue;
-		sum += hi[i] - (lo[i] > end ? lo[i] : end);
-		end = hi[i];
-	}
-	return sum;
+	for (i = 0; i < FS_RECS; i++)
+		if (P->rec[i].live && P->rec[i].ent == e)
+			return true;
+	return false;
 }
 
 static void fs_figures(struct fs_pool *P, struct fs_figs *g)
@@ -1149,14 +1037,11 @@ static void fs_figures(struct fs_pool *P, struct fs_figs *g)
 			continue;
 		g->nent++;
 		g->reserved += P->ent[e].size;
-		g->used_union += fs_covered(P, e);
+		if (fs_has_record(P, e))
+			g->used += P->ent[e].size;
 		if (P->ent[e].draining) {
 			g->ndrain++;
 			g->draining += P->ent[e].size;
-			if (!fs_holders(P, e)) {
-				g->nheld++;
-				g->held += P->ent[e].size;
-			}
 		}
 		for (f = 0; f < FS_FDS; f++) {
 			if (!P->holds[f][e])
@@ -1166,22 +1051,10 @@ static void fs_figures(struct fs_pool *P, struct fs_figs *g)
 			g->imported += P->ent[e].size;
 		}
 	}
-	for (i = 0; i < FS_RECS; i++) {
-		if (!P->rec[i].live)
-			continue;
-		g->nrec++;
-		g->used_sum += P->rec[i].r.size;
-	}
+	for (i = 0; i < FS_RECS; i++)
+		g->nrec += P->rec[i].live;
 	for (f = 1; f < FS_FDS; f++)
 		g->nimp += P->fd[f] >= 0;
-}
-
-/* Used bytes: the union (FS_ACCT), else between it and the sum. */
-static bool fs_used_ok(const struct fs_figs *g, uint64_t used)
-{
-	if (FS_ACCT)
-		return used == g->used_union;
-	return used >= g->used_union && used <= g->used_sum;
 }
 
 /*
@@ -1247,11 +1120,11 @@ static void fs_diag(struct fs_thread *s, int p)
 
 			if (!E->id)
 				continue;
-			fprintf(stderr, "# diag fuzzer %d: pool %d entry %u buf %d gen %u/%u ino %llu%s%s handed %u holders %u%s\n",
+			fprintf(stderr, "# diag fuzzer %d: pool %d entry %u buf %d gen %u/%u ino %llu%s%s holders %u%s\n",
 				s->id, q, E->id, E->buf, E->bufgen,
 				s->bufgen[E->buf], (unsigned long long)E->ino,
 				E->draining ? " draining" : "",
-				E->child ? " child" : "", E->handed,
+				E->child ? " child" : "",
 				fs_holders(&s->pool[q], e),
 				fs_buf_open(s, E) ? " buf open" : "");
 		}
@@ -1262,9 +1135,9 @@ static void fs_diag(struct fs_thread *s, int p)
 		for (i = 0; i < n; i++) {
 			struct fs_gone *g = &P->gone[(P->ngone - 1 - i) % FS_GONE];
 
-			fprintf(stderr, "# diag fuzzer %d: pool %d let go: entry %u buf %d ino %llu handed %u at call %llu\n",
+			fprintf(stderr, "# diag fuzzer %d: pool %d let go: entry %u buf %d ino %llu at call %llu\n",
 				s->id, q, g->id, g->buf,
-				(unsigned long long)g->ino, g->handed,
+				(unsigned long long)g->ino,
 				(unsigned long long)g->call);
 			fs_diag_ino(s, g->ino);
 		}
@@ -1325,18 +1198,8 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 		FS_EXPECT(fd_imported_bytes, g.fdbytes[f]);
 		FS_EXPECT(handle_types, P->types);
 		FS_EXPECT(limit, P->limit);
-#if FS_ACCT
-		FS_EXPECT(held_entries, g.nheld);
-		FS_EXPECT(held_bytes, g.held);
-#endif
+		FS_EXPECT(used_bytes, g.used);
 #undef FS_EXPECT
-		if (!bad && !fs_used_ok(&g, st.used_bytes)) {
-			bad = "used_bytes";
-			snprintf(what, sizeof(what), "used_bytes %llu, records cover %llu, sum %llu",
-				 (unsigned long long)st.used_bytes,
-				 (unsigned long long)g.used_union,
-				 (unsigned long long)g.used_sum);
-		}
 		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
 			bad = "id";
 	}

@@ -78,10 +78,7 @@ static bool fs_pin(struct fs_thread *s, int p)
 	return true;
 }
 
-/*
- * Close dma-buf slot @b: its entries stay pinned, but from now on nothing
- * outside the module keeps their dma-buf, so (FS_ACCT) the held ones go.
- */
+/* Close dma-buf slot @b: its entries stay pinned. */
 static void fs_buf_close(struct fs_thread *s, int b)
 {
 	int p;
@@ -91,7 +88,7 @@ static void fs_buf_close(struct fs_thread *s, int b)
 	s->bufs[b] = -1;
 	s->bufgen[b]++;
 	for (p = 0; p < FS_POOLS; p++)
-		fs_drop_unheld(s, p);
+		fs_drop_drained(s, p);
 }
 
 /* Host memory from the module, pinned: a dma-buf like the others. */
@@ -217,14 +214,8 @@ static const char *fs_list_elem(struct fs_thread *s, int q,
 	FS_LEXPECT(draining_bytes, g.draining);
 	FS_LEXPECT(imported_bytes, g.imported);
 	FS_LEXPECT(import_fds, g.nimp);
-#if FS_ACCT
-	FS_LEXPECT(held_entries, g.nheld);
-	FS_LEXPECT(held_bytes, g.held);
-	FS_LEXPECT(state, 0);
-#endif
+	FS_LEXPECT(used_bytes, g.used);
 #undef FS_LEXPECT
-	if (!fs_used_ok(&g, in->used_bytes))
-		return "used_bytes";
 	return NULL;
 }
 
@@ -325,13 +316,8 @@ static bool fs_list(struct fs_thread *s, int p)
 		x->info_size = isz;
 		if (m == FS_SEMANTIC) {
 			c.must_fail = true;
-			switch (fs_below(s, 3)) {
+			switch (fs_below(s, 2)) {
 			case 0:
-				x->count = KFDPOOL_POOL_LIST_MAX + 1 +
-					   fs_below(s, 1000);
-				c.why = "count over KFDPOOL_POOL_LIST_MAX";
-				break;
-			case 1:
 				x->info_size = fs_below(s, 16) * 8;
 				c.why = "info_size under the first version's";
 				break;
@@ -637,8 +623,8 @@ static bool fs_handle_export(struct fs_thread *s, int p)
 	if (fs_call(s, &c, "HANDLE_EXPORT") < 0 || c.must_fail)
 		return true;
 	x = (void *)s->buf;
-	if (memcmp(x->handle.pool_id, P->id, KFDPOOL_ID_LEN) ||
-	    x->handle.magic != KFDPOOL_HANDLE_MAGIC) {
+	if (memcmp(HND(&x->handle)->pool_id, P->id, KFDPOOL_ID_LEN) ||
+	    HND(&x->handle)->magic != KFDPOOL_HANDLE_MAGIC) {
 		fs_broken(s, p, "HANDLE_EXPORT made a handle of another pool");
 		return true;
 	}
@@ -679,7 +665,7 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 		uint8_t *b = (uint8_t *)&x->handle;
 
 		/* Any byte but the pad (its own mutation) changes the MAC. */
-		b[fs_below(s, offsetof(struct kfdpool_pool_handle, pad))] ^=
+		b[fs_below(s, offsetof(struct kfd_hnd, pad))] ^=
 			1 << fs_below(s, 8);
 		c.must_fail = true;
 		c.why = "altered handle";
@@ -906,7 +892,7 @@ static void fs_batch_dump(struct fs_thread *s, int p, int f, int fd,
 		r = fs_find_rec(P, &x->record);
 		e = r >= 0 ? P->rec[r].ent : -1;
 		fprintf(stderr, "#   %d: flags %u record %u entry %u (slot %d, holds %u) status %d fd %d\n",
-			j, x->flags, x->record.record_id, x->record.entry_id,
+			j, x->flags, REC(&x->record)->record_id, REC(&x->record)->entry_id,
 			e, e >= 0 ? P->holds[f][e] : 0, x->status, x->fd);
 	}
 }
@@ -961,7 +947,7 @@ static bool fs_batch(struct fs_thread *s, int p, bool uring)
 		c.must_fail = true;
 		switch (fs_below(s, 4)) {
 		case 0:
-			b->count = fs_below(s, 2) ? 0 : KFDPOOL_BATCH_MAX + 1;
+			b->count = fs_below(s, 2) ? 0 : KFD_BATCH_MAX + 1;
 			c.why = "batch count out of range";
 			break;
 		case 1:
@@ -1183,8 +1169,8 @@ static bool fs_uring_one(struct fs_thread *s, int p)
 		}
 		if (slot >= 0) {
 			e = P->rec[slot].ent;
-			imp.offset = r.offset;
-			imp.size = r.size;
+			imp.offset = REC(&r)->offset;
+			imp.size = REC(&r)->size;
 			imp.entry_size = P->ent[e].size;
 			imp.cookie = P->ent[e].cookie;
 			imp.entry_id = P->ent[e].id;
@@ -1217,14 +1203,37 @@ static int fs_nfds(struct fs_thread *s)
 
 static void fs_reap(struct fs_thread *s);
 
+/*
+ * Close pool @p, its owner fd first: the pool ends, and an import fd left
+ * over answers ENODEV (once another thread's fork let go of its copy).
+ */
 static void fs_pool_close(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
-	int f;
+	struct kfdpool_pool_stats st;
+	int f, left, tries;
+	long ret;
 
 	if (fs_child_on(s, p))
 		fs_reap(s);
-	for (f = 0; f < FS_FDS; f++) {
+	left = FS_PICK(s, FS_FDS, __i && P->fd[__i] >= 0);
+	if (P->fd[0] >= 0) {
+		fs_fd_mark(P->fd[0], false);
+		close(P->fd[0]);
+		P->fd[0] = -1;
+		for (tries = 0; left > 0 && tries < FS_SETTLE_TRIES; tries++) {
+			memset(&st, 0, sizeof(st));
+			ret = fs_ioctl(s, P->fd[left], KFDPOOL_IOC_POOL_STATS,
+				       &st);
+			if (ret == -ENODEV)
+				break;
+			usleep(FS_SETTLE_US);
+		}
+		if (left > 0 && tries == FS_SETTLE_TRIES)
+			fs_violation(s, "pool %d: STATS on an import fd after the owner's close: %ld",
+				     p, ret);
+	}
+	for (f = 1; f < FS_FDS; f++) {
 		if (P->fd[f] >= 0) {
 			fs_fd_mark(P->fd[f], false);
 			close(P->fd[f]);
@@ -1366,8 +1375,8 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 			pause();
 	case 1:		/* a long import batch, killed while it runs */
 		k = FS_ELEMS_BYTES / sizeof(imp);
-		if (k > KFDPOOL_BATCH_MAX)
-			k = KFDPOOL_BATCH_MAX;
+		if (k > KFD_BATCH_MAX)
+			k = KFD_BATCH_MAX;
 		for (i = 0; i < k && n; i++) {
 			memset(&imp, 0, sizeof(imp));
 			imp.record = recs[i % n];
@@ -1421,9 +1430,9 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 			memset(&ih, 0, sizeof(ih));
 			ih.handle = P->handle[i];
 			if (ioctl(s->ctl, KFDPOOL_IOC_POOL_IMPORT_HANDLE, &ih) < 0 ||
-			    ih.handle.policy == KFDPOOL_HANDLE_POLICY_ANY)
+			    HND(&ih.handle)->policy == KFDPOOL_HANDLE_POLICY_ANY)
 				continue;
-			fs_child_violation(s, ih.handle.policy ==
+			fs_child_violation(s, HND(&ih.handle)->policy ==
 					   KFDPOOL_HANDLE_POLICY_UID ?
 					   "another uid imported a uid handle" :
 					   "a non-member imported a gid handle");
@@ -1442,18 +1451,6 @@ static bool fs_fork(struct fs_thread *s, int p)
 
 	if (s->child || !(P->types & KFDPOOL_HANDLE_TYPE_FD))
 		return false;
-	/*
-	 * The kernel frees an entry it holds for an fd it handed out only
-	 * when it next looks (a figure read, its reaper): until then, a new
-	 * outside reference to the dma-buf keeps it.  The child's imports
-	 * make such references, through any pool that pins the same dma-buf,
-	 * so first have every pool catch up with the entries the model
-	 * already let go (a check reads the figures, waiting out transient
-	 * references).
-	 */
-	for (i = 0; i < FS_POOLS; i++)
-		if (!s->pool[i].broken)
-			fs_check(s, i);
 	/* The child's own import fd: its imports die with it. */
 	if (fs_ioctl(s, P->fd[0], KFDPOOL_IOC_POOL_EXPORT, &x) < 0)
 		return true;
@@ -1467,20 +1464,8 @@ static bool fs_fork(struct fs_thread *s, int p)
 	if (pid < 0)
 		return true;
 	for (e = 0; e < FS_ENTRIES; e++) {
-		if (P->ent[e].id && !P->ent[e].draining) {
+		if (P->ent[e].id && !P->ent[e].draining)
 			P->ent[e].child = true;
-			if (!P->ent[e].handed)
-				P->ent[e].handed = 1;
-		}
-	}
-	/* Each import it makes gives it an fd of that entry's dma-buf. */
-	s->nchild_bufs = 0;
-	for (i = 0; i < FS_RECS && s->nchild_bufs < n && scenario < 2; i++) {
-		if (!P->rec[i].live)
-			continue;
-		e = P->rec[i].ent;
-		s->child_buf[s->nchild_bufs] = P->ent[e].buf;
-		s->child_gen[s->nchild_bufs++] = P->ent[e].bufgen;
 	}
 	s->child = pid;
 	s->child_pool = p;
@@ -1504,13 +1489,13 @@ static void fs_reap(struct fs_thread *s)
 	if (WIFSIGNALED(status))
 		__atomic_add_fetch(&s->st->killed, 1, __ATOMIC_RELAXED);
 	s->child = 0;
-	/* Its files were closed before it became a zombie: exact again. */
+	/* Its imports went with it: exact again. */
 	for (e = 0; e < FS_ENTRIES; e++)
 		s->pool[s->child_pool].ent[e].child = false;
 	for (p = 0; p < FS_POOLS; p++) {
 		if (!marked[p])
 			continue;
-		fs_drop_unheld(s, p);
+		fs_drop_drained(s, p);
 		fs_check(s, p);
 	}
 }
@@ -1535,10 +1520,7 @@ static void fs_step(struct fs_thread *s)
 
 	if (s->child && !s->child_left--)
 		fs_reap(s);
-	/* Held entries (FS_ACCT) fill a pool for good: make it anew (the old
-	 * one lives on as a zombie while we keep the dma-bufs). */
-	if (P->fd[0] < 0 || P->broken || !fs_below(s, 2000) ||
-	    (FS_ACCT && fs_nheld(P) >= FS_ENTRIES / 2 && !fs_child_on(s, p))) {
+	if (P->fd[0] < 0 || P->broken || !fs_below(s, 2000)) {
 		if (P->fd[0] >= 0)
 			__atomic_add_fetch(&s->st->recreated, 1,
 					   __ATOMIC_RELAXED);

@@ -42,13 +42,15 @@
 #define FZ_THREADS 2
 #define FZ_WILD_PCT 20		/* random steps; the rest are stateful */
 #define FZ_STEPS 20000
-#define FZ_STEPS_DEBUG 20000
+/* The debug kernel's run is the deep one: 10^5 stateful calls at least. */
+#define FZ_STEPS_DEBUG 130000
+#define FZ_STATEFUL_DEBUG 100000
 #define FZ_POOLS 3
 #define FZ_BUFS 4
 #define FZ_RECS 16
 #define FZ_PAGE 4096
 #define FZ_FAKE_FD 1000		/* an fd number nobody holds, at first */
-#define FZ_BATCH_BYTES (KFDPOOL_BATCH_MAX * 128)
+#define FZ_BATCH_BYTES (KFD_BATCH_MAX * 128)
 /*
  * Inaccessible space after the batch buffer.  The kernel walks a batch at
  * stride elem_size; a stride past this would land in our other mappings
@@ -136,7 +138,7 @@ static const struct fz_cmd {
 
 static const uint64_t fz_interesting[] = {
 	0, 1, 2, 3, 4, 7, 8, 63, 64, 65, 4095, 4096, 4097, 0x7fff, 0x8000,
-	0xffff, KFDPOOL_BATCH_MAX, KFDPOOL_BATCH_MAX + 1, 0x7fffffff,
+	0xffff, KFD_BATCH_MAX, KFD_BATCH_MAX + 1, 0x7fffffff,
 	0x80000000, 0xffffffff, 0x100000000ull, 0x7fffffffffffffffull,
 	0x8000000000000000ull, 0xfffffffffffff000ull, 0xffffffffffffffffull,
 	(uint64_t)-4096,
@@ -285,7 +287,7 @@ static void fz_batch(struct fz_thread *t, unsigned int nr,
 		count = fz_value(&t->seed);
 		break;
 	case 1:
-		count = KFDPOOL_BATCH_MAX - rel_below(&t->seed, 2);
+		count = KFD_BATCH_MAX - rel_below(&t->seed, 2);
 		break;
 	default:
 		count = 1 + rel_below(&t->seed, 16);
@@ -409,9 +411,9 @@ static void fz_template(struct fz_thread *t, const struct fz_cmd *c, void *p)
 	case _IOC_NR(KFDPOOL_IOC_POOL_IMPORT_HANDLE): {
 		struct kfdpool_pool_import_handle *x = p;
 
-		memcpy(x->handle.pool_id, t->env->recs[0][0].pool_id,
+		memcpy(HND(&x->handle)->pool_id, REC(&t->env->recs[0][0])->pool_id,
 		       KFDPOOL_ID_LEN);
-		x->handle.magic = KFDPOOL_HANDLE_MAGIC;
+		HND(&x->handle)->magic = KFDPOOL_HANDLE_MAGIC;
 		break;
 	}
 	}
@@ -1283,6 +1285,8 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 			TH_LOG("violation: %s", self->st->fs.msg[i]);
 	}
 	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->steps);
+	if (rel_debug_kernel() && !getenv("KFDPOOL_FUZZ_CALLS"))
+		EXPECT_LE(FZ_STATEFUL_DEBUG, self->st->fs.stateful);
 
 	/* Every pool's figures still add up, on every fd, in every view. */
 	for (i = 0; i < FZ_POOLS; i++) {

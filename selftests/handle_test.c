@@ -101,7 +101,7 @@ static int importer(int argc, char **argv)
 	if (!kfd_cloexec(pfd))
 		return 17;
 	if (kfd_stats(pfd, &st) || st.mode != KFDPOOL_MODE_IMPORT ||
-	    memcmp(st.id, m.handle.pool_id, KFDPOOL_ID_LEN))
+	    memcmp(st.id, HND(&m.handle)->pool_id, KFDPOOL_ID_LEN))
 		return 18;
 
 	ret = kfd_import(pfd, &m.rec, 0, &imp);
@@ -181,6 +181,7 @@ static int run_importer(const struct msg *m, const char *path, int uid,
 FIXTURE(handle) {
 	int baseline;
 	int pools;
+	int users;
 	int ctl;
 	int pool;
 	int buf;
@@ -215,6 +216,7 @@ FIXTURE_SETUP(handle)
 		SKIP(return, "no %s: cannot count dma-bufs", KFD_BUFINFO);
 	self->pools = kfd_pool_count();
 	ASSERT_LE(0, self->pools);
+	self->users = kfd_debugfs_lines(KFD_DEBUGFS_USERS);
 
 	/* Let other uids open the device for the policy tests. */
 	ASSERT_EQ(0, stat(KFD_DEV, &sb));
@@ -256,6 +258,9 @@ FIXTURE_TEARDOWN(handle)
 	if (self->baseline >= 0 && self->pools >= 0) {
 		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
 		EXPECT_EQ(self->pools, kfd_pool_count_wait(self->pools));
+		/* Every pool struct was freed: a lookup kept no reference. */
+		EXPECT_EQ(self->users,
+			  kfd_debugfs_lines_wait(KFD_DEBUGFS_USERS, self->users));
 	}
 }
 
@@ -277,13 +282,14 @@ TEST_F(handle, export_fields)
 	struct kfdpool_pool_handle h2;
 	static const __u8 zero[16];
 
-	EXPECT_EQ(0, memcmp(h->pool_id, self->id, KFDPOOL_ID_LEN));
-	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, h->magic);
-	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, h->policy);
-	EXPECT_EQ(0, h->gid);
-	EXPECT_EQ(geteuid(), h->uid);
-	EXPECT_NE(0, memcmp(h->secret, zero, sizeof(h->secret)));
-	EXPECT_EQ(0, memcmp(h->pad, zero, sizeof(h->pad)));
+	EXPECT_EQ(0, memcmp(HND(h)->pool_id, self->id, KFDPOOL_ID_LEN));
+	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, HND(h)->magic);
+	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, HND(h)->policy);
+	EXPECT_EQ(0, HND(h)->gid);
+	EXPECT_EQ(geteuid(), HND(h)->uid);
+	EXPECT_NE(0, memcmp(HND(h)->secret, zero, sizeof(HND(h)->secret)));
+	EXPECT_NE(0, HND(h)->serial);
+	EXPECT_EQ(0, memcmp(HND(h)->pad, zero, sizeof(HND(h)->pad)));
 	/* Same key, same fields: the same handle; no state per handle. */
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_UID,
 				       0, &h2));
@@ -291,11 +297,11 @@ TEST_F(handle, export_fields)
 	/* Another policy: another secret. */
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_ANY,
 				       0, &h2));
-	EXPECT_NE(0, memcmp(h->secret, h2.secret, sizeof(h2.secret)));
+	EXPECT_NE(0, memcmp(HND(h)->secret, HND(&h2)->secret, sizeof(HND(&h2)->secret)));
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_GID,
 				       TEST_GID, &h2));
-	EXPECT_EQ(TEST_GID, h2.gid);
-	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_GID, h2.policy);
+	EXPECT_EQ(TEST_GID, HND(&h2)->gid);
+	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_GID, HND(&h2)->policy);
 }
 
 /* The handle and record travel through a pipe to an exec'd process. */
@@ -395,7 +401,7 @@ TEST_F(handle, gid_policy)
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EACCES));
 	EXPECT_EQ(0, run_importer(&m, NULL, 0, NOBODY, -1, EACCES));
 	/* The handle cannot be retargeted at another group. */
-	m.handle.gid = NOBODY;
+	HND(&m.handle)->gid = NOBODY;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EACCES));
 }
 
@@ -435,9 +441,9 @@ TEST_F(handle, any_policy_needs_the_administrator)
 	m.handle = any;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EPERM));
 	/* EPERM comes before the pool lookup: a forged ANY handle too. */
-	any.pool_id[0] ^= 1;
+	HND(&any)->pool_id[0] ^= 1;
 	EXPECT_EQ(-EPERM, kfd_handle_import(self->ctl, &any));
-	any.pool_id[0] ^= 1;
+	HND(&any)->pool_id[0] ^= 1;
 	/* The other policies are not affected. */
 	fd = kfd_handle_import(self->ctl, &self->m.handle);
 	EXPECT_LE(0, fd);
@@ -447,7 +453,7 @@ TEST_F(handle, any_policy_needs_the_administrator)
 				       TEST_GID, &h2));
 	/* What was imported stays imported. */
 	EXPECT_EQ(0, kfd_import(imp, &self->m.rec, 0, NULL));
-	EXPECT_EQ(0, kfd_release(imp, self->m.rec.entry_id));
+	EXPECT_EQ(0, kfd_release(imp, REC(&self->m.rec)->entry_id));
 	close(imp);
 
 	ASSERT_EQ(0, kfd_any_handles(true));
@@ -463,19 +469,19 @@ TEST_F(handle, policy_cannot_be_widened)
 	struct kfdpool_pool_handle h = self->m.handle;
 	struct msg m = self->m;
 
-	h.policy = KFDPOOL_HANDLE_POLICY_ANY;
+	HND(&h)->policy = KFDPOOL_HANDLE_POLICY_ANY;
 	EXPECT_EQ(-EACCES, kfd_handle_import(self->ctl, &h));
 	m.handle = h;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EACCES));
 	/* Nor claim another uid. */
 	h = self->m.handle;
-	h.uid = NOBODY;
+	HND(&h)->uid = NOBODY;
 	m.handle = h;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, -1, EACCES));
 	/* Nor turn a uid handle into a group handle. */
 	h = self->m.handle;
-	h.policy = KFDPOOL_HANDLE_POLICY_GID;
-	h.gid = TEST_GID;
+	HND(&h)->policy = KFDPOOL_HANDLE_POLICY_GID;
+	HND(&h)->gid = TEST_GID;
 	m.handle = h;
 	EXPECT_EQ(0, run_importer(&m, NULL, NOBODY, NOBODY, TEST_GID, EACCES));
 }
@@ -719,10 +725,10 @@ TEST_F(handle, userns_numbering)
 	close(sv[1]);
 
 	/* The exporter saw its own numbering, not the host's. */
-	EXPECT_EQ(1000, x.uid_h.uid);
-	EXPECT_EQ(0, x.uid_h.gid);
-	EXPECT_EQ(1000, x.gid_h.uid);
-	EXPECT_EQ(NS_GID, x.gid_h.gid);
+	EXPECT_EQ(1000, HND(&x.uid_h)->uid);
+	EXPECT_EQ(0, HND(&x.uid_h)->gid);
+	EXPECT_EQ(1000, HND(&x.gid_h)->uid);
+	EXPECT_EQ(NS_GID, HND(&x.gid_h)->gid);
 
 	EXPECT_EQ(0, in_userns(&same_user, ns_importer, &x.uid_h));
 	EXPECT_EQ(0, in_userns(&host_user, ns_importer, &x.uid_h));
@@ -738,30 +744,30 @@ TEST_F(handle, userns_numbering)
 
 	/* Altered fields, presented by someone the original admits. */
 	h = x.uid_h;
-	h.uid = 1001;
+	HND(&h)->uid = 1001;
 	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
-	h.uid = 101000;		/* the host's number for the same user */
+	HND(&h)->uid = 101000;		/* the host's number for the same user */
 	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
 	h = x.uid_h;
-	h.policy = KFDPOOL_HANDLE_POLICY_ANY;
+	HND(&h)->policy = KFDPOOL_HANDLE_POLICY_ANY;
 	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
-	h.policy = KFDPOOL_HANDLE_POLICY_GID;
-	h.gid = NS_GID;
+	HND(&h)->policy = KFDPOOL_HANDLE_POLICY_GID;
+	HND(&h)->gid = NS_GID;
 	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
 	h = x.uid_h;
-	h.gid = NS_GID;		/* a gid under the UID policy: malformed */
+	HND(&h)->gid = NS_GID;		/* a gid under the UID policy: malformed */
 	EXPECT_EQ(EINVAL, in_userns(&same_user, ns_importer, &h));
 	h = x.gid_h;
-	h.gid = 3000;		/* the member's own number for the group */
+	HND(&h)->gid = 3000;		/* the member's own number for the group */
 	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
-	h.gid = 102000;		/* the host's */
-	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
-	h = x.gid_h;
-	h.uid = 7;
+	HND(&h)->gid = 102000;		/* the host's */
 	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
 	h = x.gid_h;
-	h.policy = KFDPOOL_HANDLE_POLICY_UID;
-	h.gid = 0;
+	HND(&h)->uid = 7;
+	EXPECT_EQ(EACCES, in_userns(&member, ns_importer, &h));
+	h = x.gid_h;
+	HND(&h)->policy = KFDPOOL_HANDLE_POLICY_UID;
+	HND(&h)->gid = 0;
 	EXPECT_EQ(EACCES, in_userns(&same_user, ns_importer, &h));
 
 	close(pool);
@@ -801,8 +807,8 @@ TEST_F(handle, rotate)
 	/* A handle of the new key imports, and differs from the old one. */
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_UID,
 				       0, &fresh));
-	EXPECT_NE(0, memcmp(fresh.secret, self->m.handle.secret,
-			    sizeof(fresh.secret)));
+	EXPECT_NE(0, memcmp(HND(&fresh)->secret, HND(&self->m.handle)->secret,
+			    sizeof(HND(&fresh)->secret)));
 	after = kfd_handle_import(self->ctl, &fresh);
 	EXPECT_LE(0, after);
 	if (after >= 0)
@@ -824,16 +830,15 @@ TEST_F(handle, destroyed_pool)
 	imp = kfd_handle_import(self->ctl, &self->m.handle);
 	ASSERT_LE(0, imp);
 
-	/* The owner is gone, an import fd keeps the pool: it still imports. */
+	/* The owner's fd is gone: the pool ended, import fd or not. */
 	close(self->pool);
 	self->pool = -1;
-	ret = kfd_handle_import(self->ctl, &any);
-	ASSERT_LE(0, ret);
-	close(ret);
-
-	/* The last fd is gone: the pool is destroyed, nothing imports. */
-	close(imp);
 	EXPECT_EQ(self->pools, kfd_pool_count_wait(self->pools));
+	ret = kfd_handle_import(self->ctl, &any);
+	EXPECT_EQ(-ENOENT, ret);
+	if (ret >= 0)
+		close(ret);
+	close(imp);
 	EXPECT_EQ(-ENOENT, kfd_handle_import(self->ctl, &self->m.handle));
 	EXPECT_EQ(-ENOENT, kfd_handle_import(self->ctl, &any));
 	EXPECT_EQ(0, run_importer(&self->m, NULL, -1, -1, -1, ENOENT));
@@ -942,20 +947,21 @@ TEST_F(handle, random_handles)
 		case 0:		/* all 64 bytes random */
 			break;
 		case 3:		/* the real pool, our uid: a guessed secret */
-			h.uid = geteuid();
+			HND(&h)->uid = geteuid();
 			/* fall through */
 		case 2:		/* the real pool */
-			memcpy(h.pool_id, self->id, KFDPOOL_ID_LEN);
+			memcpy(HND(&h)->pool_id, self->id, KFDPOOL_ID_LEN);
+			HND(&h)->serial = HND(&self->m.handle)->serial;
 			/* fall through */
 		case 1:		/* well-formed, random pool id and secret */
-			h.magic = KFDPOOL_HANDLE_MAGIC;
-			h.policy %= 3;
-			if (h.policy != KFDPOOL_HANDLE_POLICY_GID)
-				h.gid = 0;
-			memset(h.pad, 0, sizeof(h.pad));
+			HND(&h)->magic = KFDPOOL_HANDLE_MAGIC;
+			HND(&h)->policy %= 3;
+			if (HND(&h)->policy != KFDPOOL_HANDLE_POLICY_GID)
+				HND(&h)->gid = 0;
+			memset(HND(&h)->pad, 0, sizeof(HND(&h)->pad));
 			break;
 		}
-		want = kfd_handle_expect(&h, self->id, true);
+		want = kfd_handle_expect(&h, &self->m.handle, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -1006,7 +1012,7 @@ TEST_F(handle, mutated_handles)
 			b[kfd_rand(&seed) % 64] ^= kfd_rand(&seed);
 		if (!memcmp(&h, v, sizeof(h)))
 			b[(i / 3) % 64] ^= 0x80;
-		want = kfd_handle_expect(&h, self->id, true);
+		want = kfd_handle_expect(&h, &self->m.handle, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -1145,6 +1151,22 @@ static int import_raw(int fd, struct kfdpool_pool_import_handle *i)
 	return ioctl(fd, KFDPOOL_IOC_POOL_IMPORT_HANDLE, i) ? -errno : 0;
 }
 
+/* The serial of our pool of id @id, from POOL_LIST, or 0. */
+static __u32 pool_serial(int ctl, const __u8 *id)
+{
+	struct kfdpool_pool_info info[16];
+	__u64 cursor = 0;
+	int n, i;
+
+	do {
+		n = kfd_list_page(ctl, info, 16, &cursor);
+		for (i = 0; i < n; i++)
+			if (!memcmp(info[i].id, id, KFDPOOL_ID_LEN))
+				return info[i].serial;
+	} while (n > 0 && cursor);
+	return 0;
+}
+
 TEST_F(handle, import_bad_args)
 {
 	struct kfdpool_pool_import_handle i;
@@ -1181,7 +1203,7 @@ TEST_F(handle, import_bad_args)
 		for (j = 0; j < 4; j++) {
 			memset(&i, 0, sizeof(i));
 			i.handle = self->m.handle;
-			i.handle.magic = bad[j];
+			HND(&i.handle)->magic = bad[j];
 			EXPECT_EQ(-EINVAL, import_raw(self->ctl, &i));
 		}
 	}
@@ -1192,27 +1214,33 @@ TEST_F(handle, import_bad_args)
 		for (j = 0; j < 4; j++) {
 			memset(&i, 0, sizeof(i));
 			i.handle = self->m.handle;
-			i.handle.policy = bad[j];
+			HND(&i.handle)->policy = bad[j];
 			EXPECT_EQ(-EINVAL, import_raw(self->ctl, &i));
 		}
 	}
 	memset(&i, 0, sizeof(i));
 	i.handle = self->m.handle;
-	i.handle.gid = 1;
+	HND(&i.handle)->gid = 1;
 	EXPECT_EQ(-EINVAL, import_raw(self->ctl, &i));
-	i.handle.policy = KFDPOOL_HANDLE_POLICY_ANY;
+	HND(&i.handle)->policy = KFDPOOL_HANDLE_POLICY_ANY;
 	EXPECT_EQ(-EINVAL, import_raw(self->ctl, &i));
 	/* Every pad byte. */
-	for (j = 0; j < (int)sizeof(i.handle.pad); j++) {
+	for (j = 0; j < (int)sizeof(HND(&i.handle)->pad); j++) {
 		memset(&i, 0, sizeof(i));
 		i.handle = self->m.handle;
-		i.handle.pad[j] = 1;
+		HND(&i.handle)->pad[j] = 1;
 		EXPECT_EQ(-EINVAL, import_raw(self->ctl, &i));
 	}
 	/* A pool id nobody has. */
 	memset(&i, 0, sizeof(i));
 	i.handle = self->m.handle;
-	i.handle.pool_id[0] ^= 1;
+	HND(&i.handle)->pool_id[0] ^= 1;
+	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
+	/* A serial that is not the pool's: none, or another pool. */
+	i.handle = self->m.handle;
+	HND(&i.handle)->serial = 0;
+	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
+	HND(&i.handle)->serial = pool_serial(self->ctl, self->id) + 1;
 	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
 
 	/* A pool without the fabric type never made a handle: forged. */
@@ -1220,7 +1248,9 @@ TEST_F(handle, import_bad_args)
 				KFDPOOL_HANDLE_TYPE_FD, other_id);
 	ASSERT_LE(0, other);
 	forged = self->m.handle;
-	memcpy(forged.pool_id, other_id, KFDPOOL_ID_LEN);
+	memcpy(HND(&forged)->pool_id, other_id, KFDPOOL_ID_LEN);
+	HND(&forged)->serial = pool_serial(self->ctl, other_id);
+	EXPECT_NE(0, HND(&forged)->serial);
 	EXPECT_EQ(-EACCES, kfd_handle_import(self->ctl, &forged));
 	close(other);
 

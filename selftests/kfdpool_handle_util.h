@@ -42,17 +42,14 @@ static inline int kfd_handle_import(int ctl, const struct kfdpool_pool_handle *h
 	return i.fd;
 }
 
-/*
- * Pools alive on the system: lines of the debugfs listing that are not
- * its header; -errno without debugfs.
- */
-static inline int kfd_pool_count(void)
+/* Lines of a debugfs listing that are not its header; -errno without it. */
+static inline int kfd_debugfs_lines(const char *path)
 {
 	char line[512];
 	FILE *f;
 	int n = 0;
 
-	f = fopen(KFD_DEBUGFS, "re");
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
@@ -62,17 +59,34 @@ static inline int kfd_pool_count(void)
 	return n;
 }
 
-/* The pool count once it settled at @want (pool release may be deferred). */
-static inline int kfd_pool_count_wait(int want)
+/* The line count once it settled at @want (a release may be deferred). */
+static inline int kfd_debugfs_lines_wait(const char *path, int want)
 {
-	int i, n = kfd_pool_count();
+	int i, n = kfd_debugfs_lines(path);
 
 	for (i = 0; i < 200 && n >= 0 && n != want; i++) {
 		usleep(10000);
-		n = kfd_pool_count();
+		n = kfd_debugfs_lines(path);
 	}
 	return n;
 }
+
+/* Pools alive on the system. */
+static inline int kfd_pool_count(void)
+{
+	return kfd_debugfs_lines(KFD_DEBUGFS);
+}
+
+static inline int kfd_pool_count_wait(int want)
+{
+	return kfd_debugfs_lines_wait(KFD_DEBUGFS, want);
+}
+
+/*
+ * User levels the module keeps: each lives while a pool (its struct, kept
+ * by any file of it) or an ALLOC buffer of that user does.
+ */
+#define KFD_DEBUGFS_USERS	"/sys/kernel/debug/kfdpool/users"
 
 /*
  * Does this process hold an fd of kfdpool (control or pool) or a dma-buf?
@@ -118,18 +132,20 @@ static inline int kfd_find_inherited_fd(void)
  * that differs from a valid one in any byte.
  */
 static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
-				    const __u8 *real_id, bool any_allowed)
+				    const struct kfdpool_pool_handle *real,
+				    bool any_allowed)
 {
-	static const __u8 zero[sizeof(h->pad)];
+	static const __u8 zero[sizeof(HND(h)->pad)];
 
-	if (h->magic != KFDPOOL_HANDLE_MAGIC || memcmp(h->pad, zero, sizeof(zero)))
+	if (HND(h)->magic != KFDPOOL_HANDLE_MAGIC || memcmp(HND(h)->pad, zero, sizeof(zero)))
 		return -EINVAL;
-	if (h->policy > KFDPOOL_HANDLE_POLICY_ANY ||
-	    (h->gid && h->policy != KFDPOOL_HANDLE_POLICY_GID))
+	if (HND(h)->policy > KFDPOOL_HANDLE_POLICY_ANY ||
+	    (HND(h)->gid && HND(h)->policy != KFDPOOL_HANDLE_POLICY_GID))
 		return -EINVAL;
-	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
+	if (HND(h)->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
 		return -EPERM;
-	if (memcmp(h->pool_id, real_id, KFDPOOL_ID_LEN))
+	if (memcmp(HND(h)->pool_id, HND(real)->pool_id, KFDPOOL_ID_LEN) ||
+	    HND(h)->serial != HND(real)->serial)
 		return -ENOENT;
 	return -EACCES;
 }

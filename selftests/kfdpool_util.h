@@ -30,6 +30,7 @@
 #include <linux/dma-heap.h>
 #include <linux/udmabuf.h>
 #include <linux/kfdpool.h>
+#include "kfdpool_format.h"
 
 #if __has_include(<drm/drm.h>)
 #include <drm/drm.h>
@@ -308,6 +309,22 @@ static inline int kfd_open(void)
 static inline int kfd_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/* A page of POOL_LIST from *@cursor into @info; how many, or -errno. */
+static inline int kfd_list_page(int ctl, struct kfdpool_pool_info *info,
+				__u32 n, __u64 *cursor)
+{
+	struct kfdpool_pool_list l = {
+		.pools = (uintptr_t)info, .count = n,
+		.info_size = sizeof(*info), .cursor = *cursor,
+	};
+	int ret = kfd_ioctl(ctl, KFDPOOL_IOC_POOL_LIST, &l);
+
+	if (ret)
+		return ret;
+	*cursor = l.next_cursor;
+	return l.count;
 }
 
 /* A new pool; its owner fd or -errno.  @id may be NULL. */

@@ -13,7 +13,8 @@
  * After every round nothing may be left: the dma-buf count, the pool count
  * and the module's reference count are back to their baselines.  The
  * survivor of a round must keep working: an importer whose exporter died
- * keeps importing and reading correct bytes (its fd keeps the pool alive);
+ * reads correct bytes through what it imported, and its pool calls answer
+ * ENODEV (the exporter's death ended the pool);
  * an exporter whose importer died sees the import fd and its imports gone
  * from the pool's figures and its own bytes intact.
  *
@@ -257,16 +258,30 @@ static int ka_exporter(int sock, int ctlpipe, int progress, uint32_t round,
 }
 
 /*
+ * Is @ret right for a call on the pool?  Success, or ENODEV once the
+ * exporter died and took the pool with it, and from then on only ENODEV.
+ */
+static bool ka_pool_ok(int ret, bool *ended)
+{
+	if (ret == -ENODEV)
+		*ended = true;
+	else if (ret < 0 || *ended)
+		return false;
+	return true;
+}
+
+/*
  * The importer: import every record, map the first import, then loop
  * importing, validating, releasing and reading.  Runs a bounded number of
- * loops; every import must succeed, exporter alive or not.
+ * loops; every import must succeed while the exporter lives, and once it
+ * died (its pool ended) answer ENODEV; what was imported stays right.
  */
 static int ka_importer(int sock, int progress, uint64_t seed)
 {
 	int pool, fds[KA_RECS], i, j, ret;
 	struct kfdpool_import imp;
 	struct rel_ring ring;
-	bool have_ring;
+	bool have_ring, ended = false;
 	struct ka_msg m;
 
 	pool = ka_recv(sock, &m);
@@ -276,9 +291,9 @@ static int ka_importer(int sock, int progress, uint64_t seed)
 	have_ring = !rel_ring_init(&ring, 4, IORING_SETUP_SQE128);
 	for (i = 0; i < KA_RECS; i++) {
 		fds[i] = rel_import(pool, &m.recs[i], 0, &imp);
-		if (fds[i] < 0)
+		if (!ka_pool_ok(fds[i], &ended))
 			return KA_BAD_IMPORT;
-		if (imp.cookie != m.tags[i])
+		if (fds[i] >= 0 && imp.cookie != m.tags[i])
 			return KA_BAD_IMPORT;
 	}
 	for (j = 0; j < KA_IMPORT_LOOPS; j++) {
@@ -286,15 +301,18 @@ static int ka_importer(int sock, int progress, uint64_t seed)
 		switch (rel_below(&seed, 5)) {
 		case 0:		/* one more import, then let it go */
 			ret = rel_import(pool, &m.recs[i], 0, &imp);
-			if (ret < 0)
+			if (!ka_pool_ok(ret, &ended))
 				return KA_BAD_IMPORT;
+			if (ret < 0)
+				break;
 			close(ret);
-			if (rel_release(pool, imp.entry_id))
+			if (!ka_pool_ok(rel_release(pool, imp.entry_id), &ended))
 				return KA_BAD_IMPORT;
 			break;
 		case 1:
-			if (rel_import(pool, &m.recs[i],
-				       KFDPOOL_IMPORT_VALIDATE, &imp))
+			ret = rel_import(pool, &m.recs[i],
+					 KFDPOOL_IMPORT_VALIDATE, &imp);
+			if (!ka_pool_ok(ret, &ended))
 				return KA_BAD_IMPORT;
 			break;
 		case 2:
@@ -306,22 +324,29 @@ static int ka_importer(int sock, int progress, uint64_t seed)
 
 				if (rel_uring_cmd(&ring, pool,
 						  KFDPOOL_URING_IMPORT, &ur,
-						  sizeof(ur), &res) || res < 0)
+						  sizeof(ur), &res) ||
+				    !ka_pool_ok(res, &ended))
 					return KA_BAD_IMPORT;
+				if (res < 0)
+					break;
 				close(res);
-				if (rel_release(pool, m.recs[i].entry_id))
+				ret = rel_release(pool,
+						  REC(&m.recs[i])->entry_id);
+				if (!ka_pool_ok(ret, &ended))
 					return KA_BAD_IMPORT;
 			}
 			break;
 		default:	/* the bytes, through what we imported */
-			if (rel_dmabuf_pattern(fds[i], KA_BUF_SIZE, m.tags[i],
+			if (fds[i] >= 0 &&
+			    rel_dmabuf_pattern(fds[i], KA_BUF_SIZE, m.tags[i],
 					       false))
 				return KA_BAD_BYTES;
 		}
 	}
 	ka_progress(progress, 'd');
 	for (i = 0; i < KA_RECS; i++)
-		if (rel_dmabuf_pattern(fds[i], KA_BUF_SIZE, m.tags[i], false))
+		if (fds[i] >= 0 &&
+		    rel_dmabuf_pattern(fds[i], KA_BUF_SIZE, m.tags[i], false))
 			return KA_BAD_BYTES;
 	return KA_OK;
 }

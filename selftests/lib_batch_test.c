@@ -3,7 +3,7 @@
  * libkfdpool's batch API (kfdpool_exportv, _importv, _revokev, _releasev):
  * the same randomised script of valid and invalid elements run over single
  * ioctls, the batch ioctls and io_uring gives the same per-element results
- * and the same pool figures; batches longer than KFDPOOL_BATCH_MAX are
+ * and the same pool figures; batches longer than KFD_BATCH_MAX are
  * sliced; the per-thread ring survives fork and goes with its thread.
  */
 #include <dirent.h>
@@ -231,9 +231,9 @@ FIXTURE_TEARDOWN(slices) {}
 
 TEST_F_TIMEOUT(slices, longer_than_batch_max, 600)
 {
-	const int n = KFDPOOL_BATCH_MAX + 904;	/* 5000 */
-	static struct kfdpool_export ex[KFDPOOL_BATCH_MAX + 904];
-	static struct kfdpool_revoke rv[KFDPOOL_BATCH_MAX + 904];
+	const int n = KFD_BATCH_MAX + 904;	/* 5000 */
+	static struct kfdpool_export ex[KFD_BATCH_MAX + 904];
+	static struct kfdpool_revoke rv[KFD_BATCH_MAX + 904];
 	enum kfdpool_batch_mode modes[] = { KFDPOOL_BATCH_IOCTL,
 					    KFDPOOL_BATCH_URING };
 	struct kfdpool_pool_stats st;
@@ -270,7 +270,7 @@ TEST_F_TIMEOUT(slices, longer_than_batch_max, 600)
 			ASSERT_EQ(0, ex[i].status) TH_LOG("%s %d", mode_name(modes[m]), i);
 		ASSERT_EQ(0, kfdpool_pool_stats(pool, 0, &st));
 		EXPECT_EQ(n, st.records);
-		EXPECT_EQ(n, st.used_bytes);
+		EXPECT_EQ(ENT_SIZE, st.used_bytes);
 		for (i = 0; i < n; i++) {
 			memset(&rv[i], 0, sizeof(rv[i]));
 			rv[i].record = ex[i].record;
@@ -279,7 +279,7 @@ TEST_F_TIMEOUT(slices, longer_than_batch_max, 600)
 		ASSERT_EQ(0, kfdpool_pool_stats(pool, 0, &st));
 		EXPECT_EQ(0, st.records);
 		ksft_print_msg("%s: %d exports and revokes in slices of %d\n",
-			       mode_name(modes[m]), n, KFDPOOL_BATCH_MAX);
+			       mode_name(modes[m]), n, KFD_BATCH_MAX);
 		close(pool);
 	}
 	kfdpool_set_batch_mode(KFDPOOL_BATCH_AUTO);
@@ -358,15 +358,15 @@ TEST_F(uring_entry, ring_after_fork)
 }
 
 /*
- * Imports longer than KFDPOOL_BATCH_MAX go over io_uring as one vectored
+ * Imports longer than KFD_BATCH_MAX go over io_uring as one vectored
  * command per slice, each completing with the number it processed: every
  * element is processed and written, in order (the first imports, the rest
  * validate, which needs the first done).
  */
 TEST_F(uring_entry, import_longer_than_batch_max)
 {
-	const int n = KFDPOOL_BATCH_MAX + 2;
-	static struct kfdpool_import im[KFDPOOL_BATCH_MAX + 2];
+	const int n = KFD_BATCH_MAX + 2;
+	static struct kfdpool_import im[KFD_BATCH_MAX + 2];
 	struct kfdpool_pool_stats st;
 	int ifd, i;
 
@@ -401,8 +401,8 @@ TEST_F(uring_entry, import_longer_than_batch_max)
  */
 TEST_F(uring_entry, import_refused_whole)
 {
-	const int n = KFDPOOL_BATCH_MAX + 2;
-	static struct kfdpool_import im[KFDPOOL_BATCH_MAX + 2];
+	const int n = KFD_BATCH_MAX + 2;
+	static struct kfdpool_import im[KFD_BATCH_MAX + 2];
 	const struct {
 		int fd, err, count;
 		const char *what;
@@ -684,7 +684,7 @@ TEST(zero_count_is_zero)
 #define FI_USERCOPY "/sys/kernel/debug/fail_usercopy/"
 #define FI_MEASURE (1u << 30)
 #define FI_ALARM 120
-#define FI_IMPORTS (KFDPOOL_BATCH_MAX + 4)
+#define FI_IMPORTS (KFD_BATCH_MAX + 4)
 #define FI_EXPORTS 3
 
 static const char *const fi_knobs[] = {
@@ -854,8 +854,8 @@ static void fi_import_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 		_exit(92);
 	for (i = 0; i < FI_IMPORTS; i++) {
 		memset(&im[i], 0, sizeof(im[i]));
-		im[i].record = self->rec[i >= KFDPOOL_BATCH_MAX];
-		im[i].flags = i % KFDPOOL_BATCH_MAX ? KFDPOOL_IMPORT_VALIDATE : 0;
+		im[i].record = self->rec[i >= KFD_BATCH_MAX];
+		im[i].flags = i % KFD_BATCH_MAX ? KFDPOOL_IMPORT_VALIDATE : 0;
 	}
 	base = nfds();
 	fi_nth_set(nth, n);
@@ -874,7 +874,7 @@ static void fi_import_child(FIXTURE_DATA(uring_faults) *self, int ifd,
 		}
 		if (m->status)
 			continue;
-		if (m->entry_id != self->entry[i >= KFDPOOL_BATCH_MAX])
+		if (m->entry_id != self->entry[i >= KFD_BATCH_MAX])
 			FI_BAD(r, "element %d: entry %u", i, m->entry_id);
 		else if (!m->flags && m->fd < 0)
 			FI_BAD(r, "element %d: imported without an fd", i);
@@ -991,7 +991,7 @@ TEST_F_TIMEOUT(uring_faults, import_slices_stop_at_a_short_one, 3600)
 	ASSERT_EQ(0, r.bad);
 	ASSERT_EQ(FI_IMPORTS, r.ret);
 	points = r.points;
-	ASSERT_LT(KFDPOOL_BATCH_MAX, points);
+	ASSERT_LT(KFD_BATCH_MAX, points);
 	/* In turn until the first slice stopped short 16 times, then 24
 	 * more spread over the rest, then the last 16 (the second slice). */
 	for (n = 1, j = 0, seq = 0; n <= points && j <= 40; ) {
@@ -999,8 +999,8 @@ TEST_F_TIMEOUT(uring_faults, import_slices_stop_at_a_short_one, 3600)
 		ASSERT_EQ(0, r.bad) TH_LOG("fault point %u of %u", n, points);
 		injected += r.injected;
 		whole += r.injected && r.ret < 0;
-		short1 += r.injected && r.ret >= 0 && r.ret < KFDPOOL_BATCH_MAX;
-		later += r.injected && r.ret >= KFDPOOL_BATCH_MAX &&
+		short1 += r.injected && r.ret >= 0 && r.ret < KFD_BATCH_MAX;
+		later += r.injected && r.ret >= KFD_BATCH_MAX &&
 			 r.ret < FI_IMPORTS;
 		if (!seq && short1 < 16) {
 			n++;

@@ -86,8 +86,8 @@ TEST_F(core, exact_batch_ioctls)
 	EXPECT_EQ(0, ex[0].status);
 	EXPECT_EQ(0, ex[1].status);
 	EXPECT_EQ(-EINVAL, ex[2].status);
-	EXPECT_EQ(self->entry[1], ex[1].record.entry_id);
-	EXPECT_EQ(8192, ex[1].record.offset);
+	EXPECT_EQ(self->entry[1], REC(&ex[1].record)->entry_id);
+	EXPECT_EQ(8192, REC(&ex[1].record)->offset);
 	EXPECT_EQ(2, core_records(self->pool));
 
 	/* Imports on an import fd: the second validates, the third is a
@@ -128,7 +128,7 @@ TEST_F(core, exact_batch_ioctls)
 	rv[0].record = ex[0].record;
 	rv[1].record = ex[0].record;
 	rv[2].record = ex[1].record;
-	rv[2].record.pool_id[0] ^= 1;
+	REC(&rv[2].record)->pool_id[0] ^= 1;
 	ASSERT_EQ(3, kfdpool_revoke_batch(self->pool, rv, 3));
 	EXPECT_EQ(0, rv[0].status);
 	EXPECT_EQ(-ENOENT, rv[1].status);
@@ -164,13 +164,13 @@ TEST_F(core, refusals_leave_outputs_alone)
 	EXPECT_EQ(77, draining);
 	memset(&rec, 0x5a, sizeof(rec));
 	EXPECT_EQ(-ENOENT, kfdpool_export(self->pool, 12345, 0, 1, &rec));
-	EXPECT_EQ(0x5a, rec.nonce[0]);
+	EXPECT_EQ(0x5a, REC(&rec)->nonce[0]);
 	EXPECT_EQ(-EINVAL, kfdpool_pool_create(self->ctl, 0, 0, "two words", NULL));
 	/* An fd pool has no fabric handles. */
 	memset(&h, 0x5a, sizeof(h));
 	EXPECT_EQ(-EOPNOTSUPP, kfdpool_handle_export(self->pool,
 			KFDPOOL_HANDLE_POLICY_UID, 0, &h));
-	EXPECT_EQ(0x5a, h.secret[0]);
+	EXPECT_EQ(0x5a, HND(&h)->secret[0]);
 }
 
 /* Pin and unpin fill their optional outputs. */
@@ -244,7 +244,7 @@ static int core_batch_child(int pool, const char *value,
 	if (kfdpool_exportv(pool, ex, 3) != 3)
 		return 1;
 	for (i = 0; i < 3; i++)
-		if (ex[i].status || ex[i].record.offset != 4096 * i)
+		if (ex[i].status || REC(&ex[i].record)->offset != 4096 * i)
 			return 2;
 	if (kfdpool_last_batch_mode() != want)
 		return 3;

@@ -240,10 +240,10 @@ TEST_F(fab, handle_layout)
 
 	memcpy(&h, &self->m.handle, sizeof(h));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
-	EXPECT_EQ(0, memcmp(h.pool_id, st.id, sizeof(h.pool_id)));
-	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, h.magic);
-	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, h.policy);
-	EXPECT_EQ(geteuid(), h.uid);
+	EXPECT_EQ(0, memcmp(HND(&h)->pool_id, st.id, sizeof(HND(&h)->pool_id)));
+	EXPECT_EQ(KFDPOOL_HANDLE_MAGIC, HND(&h)->magic);
+	EXPECT_EQ(KFDPOOL_HANDLE_POLICY_UID, HND(&h)->policy);
+	EXPECT_EQ(geteuid(), HND(&h)->uid);
 	EXPECT_EQ(KFDPOOL_HANDLE_TYPE_FABRIC, st.handle_types);
 }
 
@@ -459,14 +459,17 @@ TEST_F(fab, bad_args)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(imp));
 
 	/*
-	 * Every byte of the handle altered: never imports.  A pool id that
-	 * names no pool is hipErrorInvalidHandle (-ENOENT); a bad magic,
+	 * Every byte of the handle altered: never imports.  A pool id or
+	 * serial that names no pool is hipErrorInvalidHandle (-ENOENT); a bad magic,
 	 * policy, gid or padding (-EINVAL), or a uid or secret the MAC does
 	 * not vouch for (-EACCES), is hipErrorInvalidValue.
 	 */
 	for (i = 0; i < 64; i++) {
-		hipError_t e, want = i < (int)offsetof(struct kfdpool_pool_handle, magic) ?
-				     hipErrorInvalidHandle : hipErrorInvalidValue;
+		bool gone = i < (int)offsetof(struct kfd_hnd, magic) ||
+			    (i >= (int)offsetof(struct kfd_hnd, serial) &&
+			     i < (int)offsetof(struct kfd_hnd, pad));
+		hipError_t e, want = gone ? hipErrorInvalidHandle :
+					    hipErrorInvalidValue;
 
 		h = self->m.handle;
 		h.data[i] ^= 0x5a;

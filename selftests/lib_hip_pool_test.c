@@ -423,12 +423,12 @@ TEST_F(pool, corrupted_export_data)
 	 * generation, -ENOENT for the rest).
 	 */
 	for (i = 0; i < sizeof(d); i++) {
-		hipError_t e, want = i < offsetof(struct kfdpool_record, record_id) ?
+		hipError_t e, want = i < offsetof(struct kfd_rec, record_id) ?
 				     hipErrorInvalidValue : hipErrorInvalidHandle;
-		int werr = i < offsetof(struct kfdpool_record, magic) ? -EXDEV :
-			   i < offsetof(struct kfdpool_record, record_id) ? -EINVAL :
-			   i >= offsetof(struct kfdpool_record, generation) &&
-			   i < offsetof(struct kfdpool_record, offset) ? -ESTALE :
+		int werr = i < offsetof(struct kfd_rec, magic) ? -EXDEV :
+			   i < offsetof(struct kfd_rec, record_id) ? -EINVAL :
+			   i >= offsetof(struct kfd_rec, generation) &&
+			   i < offsetof(struct kfd_rec, offset) ? -ESTALE :
 			   -ENOENT;
 
 		bad = d;
@@ -444,11 +444,11 @@ TEST_F(pool, corrupted_export_data)
 	close(ifd);
 	/* A bad magic or a foreign pool id is refused before the kernel. */
 	bad = d;
-	r->magic = 0;
+	REC(r)->magic = 0;
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&q, self->imp, &bad));
 	/* A record for a range past the chunk. */
 	bad = d;
-	r->size = 1ull << 40;
+	REC(r)->size = 1ull << 40;
 	EXPECT_EQ(hipErrorInvalidHandle, hipMemPoolImportPointer(&q, self->imp, &bad));
 	/* The genuine one still imports. */
 	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
@@ -688,7 +688,8 @@ TEST_F(pool, attributes_follow_hip_rules)
 	/* Used bytes are the allocated ones. */
 	EXPECT_EQ(4 << 20, lh_attr(self->pool, hipMemPoolAttrUsedMemCurrent));
 	/* The importer sees the kernel's figures: the reserved bytes, and
-	 * as used the bytes exported to it. */
+	 * as used the bytes of the chunks with exported pointers (p[2] and
+	 * p[3] share one 2 MiB chunk). */
 	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[3]));
 	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p[2]));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
@@ -717,9 +718,10 @@ TEST_F(pool, attributes_follow_hip_rules)
 	EXPECT_EQ(lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent), v);
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->pool, &st));
 	EXPECT_EQ(st.reserved_high, v);
-	/* The kernel's used mark was reset too: p[3]'s record is left. */
-	EXPECT_EQ(1 << 20, st.used_high);
-	EXPECT_EQ(1 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
+	/* The kernel's used mark was reset too: p[3]'s record is left, and
+	 * keeps its chunk used. */
+	EXPECT_EQ(2 << 20, st.used_high);
+	EXPECT_EQ(2 << 20, lh_attr(self->imp, hipMemPoolAttrUsedMemHigh));
 	/* Reuse flags: booleans, stored. */
 	for (i = hipMemPoolReuseFollowEventDependencies;
 	     i <= hipMemPoolReuseAllowInternalDependencies; i++) {

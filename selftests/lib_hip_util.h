@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <kfdpool_hip.h>
+#include "kfdpool_format.h"
 
 #define LH_BUFINFO "/sys/kernel/debug/dma_buf/bufinfo"
 

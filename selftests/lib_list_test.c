@@ -8,6 +8,7 @@
 
 #include <kfdpool.h>
 
+#include "kfdpool_format.h"
 #include "kselftest_harness.h"
 
 #define NPOOLS	3
@@ -77,8 +78,8 @@ TEST_F(liblist, pages_of_one)
 TEST_F(liblist, count_beyond_page_limit)
 {
 	/* One over the kernel's limit (the boundary) and well over it. */
-	const uint32_t counts[] = { KFDPOOL_POOL_LIST_MAX + 1,
-				    KFDPOOL_POOL_LIST_MAX + 10 };
+	const uint32_t counts[] = { KFD_POOL_LIST_PAGE + 1,
+				    KFD_POOL_LIST_PAGE + 10 };
 	struct kfdpool_pool_info *all = calloc(counts[1], sizeof(*all));
 	unsigned int i;
 
@@ -89,7 +90,7 @@ TEST_F(liblist, count_beyond_page_limit)
 					  NULL);
 
 		EXPECT_LE(NPOOLS, r) TH_LOG("count %u", counts[i]);
-		EXPECT_GE(KFDPOOL_POOL_LIST_MAX, r) TH_LOG("count %u", counts[i]);
+		EXPECT_GE(KFD_POOL_LIST_PAGE, r) TH_LOG("count %u", counts[i]);
 	}
 	free(all);
 }

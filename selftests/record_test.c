@@ -35,17 +35,18 @@ TEST_F(rec, export_import_release)
 	e.status = 55;
 	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_EXPORT, &e));
 	EXPECT_EQ(0, e.status);
-	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, e.record.magic);
-	EXPECT_EQ(self->s.entry[1], e.record.entry_id);
-	EXPECT_EQ(8192, e.record.offset);
-	EXPECT_EQ(4096, e.record.size);
-	EXPECT_NE(0, e.record.record_id);
-	EXPECT_NE(0, memcmp(zero, e.record.nonce, 16));
+	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, REC(&e.record)->magic);
+	EXPECT_EQ(self->s.entry[1], REC(&e.record)->entry_id);
+	EXPECT_EQ(8192, REC(&e.record)->offset);
+	EXPECT_EQ(4096, REC(&e.record)->size);
+	EXPECT_NE(0, REC(&e.record)->record_id);
+	EXPECT_NE(0, memcmp(zero, REC(&e.record)->nonce, 16));
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
-	EXPECT_EQ(4096, st.used_bytes);
-	EXPECT_EQ(4096, st.used_high);
-	EXPECT_EQ(0, memcmp(st.id, e.record.pool_id, 16));
+	/* Used bytes: those of the entries that have a record. */
+	EXPECT_EQ(SZ, st.used_bytes);
+	EXPECT_EQ(SZ, st.used_high);
+	EXPECT_EQ(0, memcmp(st.id, REC(&e.record)->pool_id, 16));
 
 	/* Validate-only before holding the entry: refused. */
 	EXPECT_EQ(-ENXIO, kfd_import(self->s.imp, &e.record,
@@ -250,16 +251,16 @@ TEST_F(rec, revoke)
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.flags = 0;
 	EXPECT_EQ(-EPERM, kfd_ioctl(self->s.imp, KFDPOOL_IOC_REVOKE, &rv));
-	rv.record.magic ^= 1;
+	REC(&rv.record)->magic ^= 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
-	rv.record.pool_id[3] ^= 0x10;
+	REC(&rv.record)->pool_id[3] ^= 0x10;
 	EXPECT_EQ(-EXDEV, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
-	rv.record.nonce[15] ^= 0x80;
+	REC(&rv.record)->nonce[15] ^= 0x80;
 	EXPECT_EQ(-ENOENT, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 	rv.record = r;
-	rv.record.generation++;
+	REC(&rv.record)->generation++;
 	EXPECT_EQ(-ESTALE, kfd_ioctl(self->s.pool, KFDPOOL_IOC_REVOKE, &rv));
 
 	EXPECT_EQ(0, kfd_revoke(self->s.pool, &r));
@@ -269,8 +270,8 @@ TEST_F(rec, revoke)
 				      NULL));
 	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
 	EXPECT_EQ(1, st.records);
-	EXPECT_EQ(4096, st.used_bytes);
-	EXPECT_EQ(8192, st.used_high);
+	EXPECT_EQ(SZ, st.used_bytes);
+	EXPECT_EQ(SZ, st.used_high);
 
 	/* The import made before the revoke still maps the right bytes. */
 	EXPECT_EQ(1, kfd_dmabuf_check(imp.fd, SZ, 100, 0, 4096));
@@ -282,7 +283,7 @@ TEST_F(rec, revoke)
 	memset(&st, 0, sizeof(st));
 	st.flags = KFDPOOL_STATS_RESET_USED_HIGH;
 	ASSERT_EQ(0, kfd_ioctl(self->s.pool, KFDPOOL_IOC_POOL_STATS, &st));
-	EXPECT_EQ(4096, st.used_high);
+	EXPECT_EQ(SZ, st.used_high);
 }
 
 /*
@@ -301,12 +302,12 @@ TEST_F(rec, nonces_are_per_record)
 	for (i = 0; i < 32; i++) {
 		for (j = 0; j < i; j++) {
 			/* Neither half of a nonce repeats. */
-			EXPECT_NE(0, memcmp(r[j].nonce, r[i].nonce, 8));
-			EXPECT_NE(0, memcmp(r[j].nonce + 8, r[i].nonce + 8, 8));
+			EXPECT_NE(0, memcmp(REC(&r[j])->nonce, REC(&r[i])->nonce, 8));
+			EXPECT_NE(0, memcmp(REC(&r[j])->nonce + 8, REC(&r[i])->nonce + 8, 8));
 		}
-		EXPECT_NE(0, memcmp(r[i].nonce, r[i].nonce + 8, 8));
+		EXPECT_NE(0, memcmp(REC(&r[i])->nonce, REC(&r[i])->nonce + 8, 8));
 		swapped = r[i];
-		memcpy(swapped.nonce, r[(i + 1) % 32].nonce, 16);
+		memcpy(REC(&swapped)->nonce, REC(&r[(i + 1) % 32])->nonce, 16);
 		EXPECT_EQ(-ENOENT, kfd_import(self->s.imp, &swapped, 0, NULL));
 	}
 
@@ -319,13 +320,13 @@ TEST_F(rec, nonces_are_per_record)
 	for (i = 0; i < 32; i++) {
 		ASSERT_EQ(0, kfd_export(b, eb, 0, 4096, &rb));
 		for (j = 0; j < 32; j++)
-			if (rb.record_id == r[j].record_id &&
-			    rb.generation == r[j].generation) {
+			if (REC(&rb)->record_id == REC(&r[j])->record_id &&
+			    REC(&rb)->generation == REC(&r[j])->generation) {
 				same++;
 				/* Both halves are keyed. */
-				EXPECT_NE(0, memcmp(rb.nonce, r[j].nonce, 8));
-				EXPECT_NE(0, memcmp(rb.nonce + 8,
-						    r[j].nonce + 8, 8));
+				EXPECT_NE(0, memcmp(REC(&rb)->nonce, REC(&r[j])->nonce, 8));
+				EXPECT_NE(0, memcmp(REC(&rb)->nonce + 8,
+						    REC(&r[j])->nonce + 8, 8));
 			}
 	}
 	EXPECT_LT(0, same);
@@ -343,9 +344,9 @@ static int rec_pages(const struct kfdpool_record *rec)
 
 	if (!f)
 		return -1;
-	kfd_hex(rec->pool_id, KFDPOOL_ID_LEN, hex);
+	kfd_hex(REC(rec)->pool_id, KFDPOOL_ID_LEN, hex);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %*s %*d %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %d",
+		if (sscanf(line, "%63s %*s %*d %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %d",
 			   id, &pages) == 2 && !strcmp(id, hex))
 			ret = pages;
 	fclose(f);
@@ -378,7 +379,7 @@ TEST_F(rec, table_pages_and_slot_reuse)
 	ASSERT_LT(0, e);
 	for (i = 0; i < 2 * RPP + 2; i++) {
 		ASSERT_EQ(0, kfd_export(p, e, 0, 4096, &r[i]));
-		EXPECT_EQ(RID(i), r[i].record_id);
+		EXPECT_EQ(RID(i), REC(&r[i])->record_id);
 		if (i == 0 && rec_pages(&r[0]) < 0) {
 			kfd_revoke(p, &r[0]);
 			close(p);
@@ -403,8 +404,8 @@ TEST_F(rec, table_pages_and_slot_reuse)
 
 	/* The last slot freed comes back; its old record is stale. */
 	ASSERT_EQ(0, kfd_export(p, e, 4096, 4096, &again));
-	EXPECT_EQ(r[2 * RPP - 1].record_id, again.record_id);
-	EXPECT_NE(r[2 * RPP - 1].generation, again.generation);
+	EXPECT_EQ(REC(&r[2 * RPP - 1])->record_id, REC(&again)->record_id);
+	EXPECT_NE(REC(&r[2 * RPP - 1])->generation, REC(&again)->generation);
 	EXPECT_EQ(-ESTALE, kfd_revoke(p, &r[2 * RPP - 1]));
 	EXPECT_EQ(-ESTALE, kfd_import(p, &r[2 * RPP - 1], 0, NULL));
 	EXPECT_EQ(-ENOENT, kfd_revoke(p, &r[2 * RPP - 2]));
@@ -427,8 +428,8 @@ TEST_F(rec, table_pages_and_slot_reuse)
 	EXPECT_EQ(3, rec_pages(&r[0]));
 	for (i = 0; i < 3 * RPP; i++) {
 		EXPECT_GE(RID(i < 2 * RPP ? 2 * RPP - 1 : 3 * RPP - 1),
-			  more[i].record_id);
-		EXPECT_LE(RID(i < 2 * RPP ? 0 : 2 * RPP), more[i].record_id);
+			  REC(&more[i])->record_id);
+		EXPECT_LE(RID(i < 2 * RPP ? 0 : 2 * RPP), REC(&more[i])->record_id);
 		/* Valid, though not imported on this fd. */
 		EXPECT_EQ(-ENXIO, kfd_import(p, &more[i],
 					     KFDPOOL_IMPORT_VALIDATE, NULL));
@@ -441,7 +442,7 @@ TEST_F(rec, table_pages_and_slot_reuse)
 /* A new record never brings a revoked one back. */
 TEST_F(rec, revoked_stays_dead)
 {
-	struct kfdpool_record r[64], old;
+	struct kfdpool_record r[64] = {}, old = {};
 	int i, j;
 
 	ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096, &old));
@@ -449,9 +450,9 @@ TEST_F(rec, revoked_stays_dead)
 	for (i = 0; i < 64; i++) {
 		ASSERT_EQ(0, kfd_export(self->s.pool, self->s.entry[0], 0, 4096,
 					&r[i]));
-		EXPECT_NE(old.generation, r[i].generation);
+		EXPECT_NE(REC(&old)->generation, REC(&r[i])->generation);
 		for (j = 0; j < i; j++)
-			EXPECT_NE(r[j].record_id, r[i].record_id);
+			EXPECT_NE(REC(&r[j])->record_id, REC(&r[i])->record_id);
 		EXPECT_NE(0, kfd_import(self->s.imp, &old, 0, NULL));
 	}
 	for (i = 0; i < 64; i++)
@@ -497,7 +498,7 @@ TEST_F(rec, cross_pool)
 	EXPECT_EQ(-EXDEV, kfd_import(self->s.imp, &rb, 0, NULL));
 	EXPECT_EQ(-EXDEV, kfd_revoke(b, &r));
 	/* Even with pool B's id written in, A's record is not B's. */
-	memcpy(r.pool_id, rb.pool_id, 16);
+	memcpy(REC(&r)->pool_id, REC(&rb)->pool_id, 16);
 	EXPECT_NE(0, kfd_import(bimp, &r, 0, NULL));
 	EXPECT_EQ(0, kfd_import(bimp, &rb, 0, NULL));
 	close(bimp);
@@ -538,10 +539,10 @@ TEST_F_TIMEOUT(rec, random_and_mutated_records, 600)
 		}
 		/* Half of them look like ours: right magic and pool id. */
 		if (i & 1) {
-			r.magic = KFDPOOL_RECORD_MAGIC;
-			memcpy(r.pool_id, valid[0].pool_id, 16);
-			r.record_id %= 16;
-			r.entry_id = self->s.entry[i & 2 ? 1 : 0];
+			REC(&r)->magic = KFDPOOL_RECORD_MAGIC;
+			memcpy(REC(&r)->pool_id, REC(&valid[0])->pool_id, 16);
+			REC(&r)->record_id %= 16;
+			REC(&r)->entry_id = self->s.entry[i & 2 ? 1 : 0];
 		}
 		ret = kfd_import(self->s.imp, &r, 0, NULL);
 		imported += !ret;
@@ -637,8 +638,8 @@ TEST_F(rec, fdinfo_equals_stats)
 	EXPECT_EQ(SZ, st.draining_bytes);
 	EXPECT_EQ(1, st.draining_entries);
 	EXPECT_EQ(1, st.records);
-	EXPECT_EQ(4096, st.used_bytes);
-	EXPECT_EQ(3 * 4096 + 3, st.used_high);
+	EXPECT_EQ(SZ, st.used_bytes);
+	EXPECT_EQ(2 * SZ, st.used_high);
 	EXPECT_EQ(3 * SZ, st.imported_bytes);
 	EXPECT_EQ(SZ, st.fd_imported_bytes);
 	check_fdinfo(_metadata, self->s.pool);

@@ -31,6 +31,7 @@
 #include <linux/udmabuf.h>
 
 #include <linux/kfdpool.h>
+#include "kfdpool_format.h"
 
 #ifndef F_SEAL_SHRINK
 #define F_SEAL_SHRINK 0x0002

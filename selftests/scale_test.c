@@ -22,7 +22,7 @@
 #include "kfdpool_handle_util.h"
 
 #define NR_POOLS	4096
-#define BATCH		KFDPOOL_BATCH_MAX
+#define BATCH		KFD_BATCH_MAX
 
 /*
  * Records of the teardown tests: the per-pool cap, 2^20, or
@@ -35,10 +35,10 @@ static unsigned int nr_records(void)
 	const char *n = getenv("KFDPOOL_SCALE_RECORDS");
 	const char *k = getenv("KFDPOOL_KERNEL");
 
-	if (n && atoi(n) > 0 && atoi(n) <= KFDPOOL_MAX_RECORDS)
+	if (n && atoi(n) > 0 && atoi(n) <= KFD_MAX_RECORDS)
 		return atoi(n);
-	return k && !strcmp(k, "debug") ? KFDPOOL_MAX_RECORDS / 128 :
-	       KFDPOOL_MAX_RECORDS;
+	return k && !strcmp(k, "debug") ? KFD_MAX_RECORDS / 128 :
+	       KFD_MAX_RECORDS;
 }
 
 static double now_ms(void)
@@ -355,7 +355,7 @@ static int big_dmabuf(size_t *size)
 }
 
 /*
- * UNPIN of an entry with KFDPOOL_MAX_RECORDS records (see nr_records()), all
+ * UNPIN of an entry with KFD_MAX_RECORDS records (see nr_records()), all
  * overlapping one another: used bytes are the entry's size, not 2^20 times
  * it.  The records are freed in batches, the lock dropped between them.
  */

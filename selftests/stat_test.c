@@ -368,9 +368,6 @@ static void stat_check_pool(struct __test_metadata *_metadata, json_object *doc,
 	EXPECT_EQ(st.records, jnum(p, "records"));
 	EXPECT_EQ(st.import_fds, jnum(p, "import_fds"));
 	EXPECT_EQ(st.imported_bytes, jnum(p, "imported"));
-	EXPECT_EQ(st.held_bytes, jnum(p, "held"));
-	EXPECT_EQ(st.held_entries, jnum(p, "held_entries"));
-	EXPECT_STREQ("live", jstr(p, "state"));
 }
 
 /* The per-fd figures of (this process, @fd) equal the ioctl on that fd. */
@@ -522,8 +519,8 @@ TEST_F(stat, text_output)
 	ASSERT_EQ(0, status);
 	snprintf(want, sizeof(want), "pool stat-a  id %s", self->a_id);
 	EXPECT_NE(NULL, strstr(txt, want));
-	/* 1 MiB + 2 MiB pinned, 4 KiB + 512 KiB exported, 2 MiB imported */
-	EXPECT_NE(NULL, strstr(txt, "reserved 3.00 MiB (high 3.00 MiB)  used 516 KiB (high 516 KiB)"));
+	/* 1 MiB + 2 MiB pinned, both with a record, 2 MiB imported */
+	EXPECT_NE(NULL, strstr(txt, "reserved 3.00 MiB (high 3.00 MiB)  used 3.00 MiB (high 3.00 MiB)"));
 	snprintf(want, sizeof(want), ": 1 entry, 2.00 MiB; held by pid %d (stat_test) fd %d\n",
 		 getpid(), self->a_imp);
 	EXPECT_NE(NULL, strstr(txt, want));
@@ -581,7 +578,7 @@ TEST_F(stat, version)
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(0, status);
 	EXPECT_EQ(0, strncmp(out, "kfdpool-stat ", 13));
-	EXPECT_NE(NULL, strstr(out, "(kfdpool ABI 1)"));
+	EXPECT_NE(NULL, strstr(out, "(kfdpool ABI 2)"));
 	free(out);
 }
 
@@ -666,21 +663,21 @@ TEST_F(stat, unprivileged)
 }
 
 /*
- * A pool whose files are all closed while a child still holds an entry it
- * imported: kfdpool-stat shows it as a zombie with the held bytes and
- * entries (JSON and text), and no more once the child is gone.
+ * A pool whose owner closed its fd while a child still holds an import fd
+ * and an entry it imported: the pool ended, and kfdpool-stat shows it no
+ * more (JSON and text), left-over import fd or not.
  */
-TEST_F(stat, zombie_held_by_importer)
+TEST_F(stat, ended_pool_not_shown)
 {
 	struct kfdpool_pool_export pe = {};
 	struct kfdpool_record rec;
 	json_object *doc, *p;
 	int pool, imp, ready[2], go[2], st;
-	char id[33], want[160], *txt;
+	char id[33], *txt;
 	uint32_t e;
 	pid_t pid;
 
-	pool = stat_pool_create(self->ctl, "stat-zombie", 0,
+	pool = stat_pool_create(self->ctl, "stat-ended", 0,
 				KFDPOOL_HANDLE_TYPE_FD, id);
 	ASSERT_LE(0, pool);
 	e = stat_pin(pool, self->vgem, 1 * MIB);
@@ -699,8 +696,6 @@ TEST_F(stat, zombie_held_by_importer)
 		close(go[1]);
 		if (ioctl(imp, KFDPOOL_IOC_IMPORT, &im))
 			_exit(2);
-		/* nothing of the pool left here but the entry's dma-buf fd */
-		close(imp);
 		close(pool);
 		if (write(ready[1], &c, 1) != 1)
 			_exit(3);
@@ -717,51 +712,26 @@ TEST_F(stat, zombie_held_by_importer)
 	ASSERT_NE(NULL, doc);
 	p = jfind(doc, "pools", "id", id);
 	ASSERT_NE(NULL, p);
-	EXPECT_STREQ("live", jstr(p, "state"));
-	EXPECT_EQ(0, jnum(p, "held"));
+	EXPECT_EQ(1 * MIB, jnum(p, "imported"));
 	json_object_put(doc);
 
-	/* the owner lets go of everything: only the child's fd keeps it */
+	/* the owner's fd goes: the pool ends, the child's import fd stays */
 	close(imp);
 	close(pool);
 	doc = stat_json();
 	ASSERT_NE(NULL, doc);
-	p = jfind(doc, "pools", "id", id);
-	ASSERT_NE(NULL, p);
-	EXPECT_STREQ("zombie", jstr(p, "state"));
-	EXPECT_EQ(1 * MIB, jnum(p, "held"));
-	EXPECT_EQ(1, jnum(p, "held_entries"));
-	EXPECT_EQ(1 * MIB, jnum(p, "reserved"));
-	EXPECT_EQ(0, json_object_array_length(jget(p, "files")));
+	EXPECT_EQ(NULL, jfind(doc, "pools", "id", id));
 	json_object_put(doc);
 	txt = stat_run("", &st);
 	ASSERT_NE(NULL, txt);
-	snprintf(want, sizeof(want), "pool stat-zombie  id %s  ZOMBIE", id);
-	EXPECT_NE(NULL, strstr(txt, want)) TH_LOG("want '%s' in:\n%s", want, txt);
-	EXPECT_NE(NULL, strstr(txt, "  held 1.00 MiB  held entries 1  state zombie\n"))
-		TH_LOG("no held line in:\n%s", txt);
+	EXPECT_EQ(NULL, strstr(txt, "pool stat-ended")) TH_LOG("in:\n%s", txt);
 	free(txt);
 
-	/* the holder exits: the pool is gone from both outputs */
 	close(go[1]);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
 	close(ready[0]);
-	doc = stat_json();
-	ASSERT_NE(NULL, doc);
-	EXPECT_EQ(NULL, jfind(doc, "pools", "id", id));
-	/* the fixture's pools are live, with nothing held */
-	p = jfind(doc, "pools", "id", self->a_id);
-	EXPECT_STREQ("live", jstr(p, "state"));
-	EXPECT_EQ(0, jnum(p, "held_entries"));
-	EXPECT_EQ(0, jnum(jfd(doc, self->a), "held"));
-	json_object_put(doc);
-	txt = stat_run("", &st);
-	ASSERT_NE(NULL, txt);
-	EXPECT_EQ(NULL, strstr(txt, id));
-	EXPECT_EQ(NULL, strstr(txt, "ZOMBIE"));
-	free(txt);
 }
 
 TEST_HARNESS_MAIN

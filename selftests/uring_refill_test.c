@@ -23,6 +23,9 @@
  * kfdpool command must then complete exactly as the payload it was given
  * (the refill) says, whole.
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
@@ -469,10 +472,10 @@ static bool check_cmd(struct __test_metadata *_metadata,
 		}
 		return ok;
 	case K_EXPORT:
-		return c->res == 0 && r->fresh->magic == KFDPOOL_RECORD_MAGIC &&
-		       r->fresh->entry_id == r->export_entry &&
-		       r->fresh->offset == r->export_off &&
-		       r->fresh->size == r->export_size;
+		return c->res == 0 && REC(r->fresh)->magic == KFDPOOL_RECORD_MAGIC &&
+		       REC(r->fresh)->entry_id == r->export_entry &&
+		       REC(r->fresh)->offset == r->export_off &&
+		       REC(r->fresh)->size == r->export_size;
 	case K_IMPORT_BATCH:
 		ok = c->res == NB;
 		for (i = 0; i < NB; i++) {
@@ -489,8 +492,8 @@ static bool check_cmd(struct __test_metadata *_metadata,
 		ok = c->res == 2;
 		for (i = 0; i < 2; i++)
 			if (r->ea[i].status ||
-			    r->ea[i].record.magic != KFDPOOL_RECORD_MAGIC ||
-			    r->ea[i].record.entry_id != self->s.entry[i])
+			    REC(&r->ea[i].record)->magic != KFDPOOL_RECORD_MAGIC ||
+			    REC(&r->ea[i].record)->entry_id != self->s.entry[i])
 				ok = false;
 		return ok;
 	case K_REVOKE:
@@ -527,14 +530,14 @@ static void round_cleanup(FIXTURE_DATA(refill) *self, struct round *r)
 {
 	int i;
 
-	if (r->fresh->magic == KFDPOOL_RECORD_MAGIC)
+	if (REC(r->fresh)->magic == KFDPOOL_RECORD_MAGIC)
 		kfd_revoke(self->s.pool, r->fresh);
-	if (r->decoy_rec.magic == KFDPOOL_RECORD_MAGIC)
+	if (REC(&r->decoy_rec)->magic == KFDPOOL_RECORD_MAGIC)
 		kfd_revoke(self->s.pool, &r->decoy_rec);
 	for (i = 0; i < 2; i++) {
-		if (r->ea[i].record.magic == KFDPOOL_RECORD_MAGIC)
+		if (REC(&r->ea[i].record)->magic == KFDPOOL_RECORD_MAGIC)
 			kfd_revoke(self->s.pool, &r->ea[i].record);
-		if (r->eb[i].record.magic == KFDPOOL_RECORD_MAGIC)
+		if (REC(&r->eb[i].record)->magic == KFDPOOL_RECORD_MAGIC)
 			kfd_revoke(self->s.pool, &r->eb[i].record);
 	}
 	for (i = 0; i < NB; i++)
@@ -600,6 +603,215 @@ TEST_F_TIMEOUT(refill, every_slot_refilled, 900)
 	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(NB, st.records);
 	EXPECT_EQ(0, st.imported_bytes);
+}
+
+/*
+ * An EXPORT held up on the pool's lock after the module copied its
+ * payload, while another thread rewrites the SQE slot's record_ptr: the
+ * record must land where the payload said when the command was first
+ * called; a module that read a field of the SQE again after its copy
+ * would write the decoy.
+ *
+ * Holding the export: a thread of the lowest class (SCHED_IDLE) UNPINs an
+ * entry of many records on CPU 0, holding the lock a batch at a time;
+ * under full preemption the submitter, waking on CPU 0, preempts it in
+ * its locked section and sleeps on the lock (state D, which it reaches
+ * only inside the command, past the copy), and a busy thread keeps the
+ * UNPIN off CPU 0 until the rewriter on CPU 1 has seen the submitter
+ * asleep and rewritten the slot.  Kernels without PREEMPT_DYNAMIC (the
+ * debug kernel) cannot be told to preempt so: skipped there.
+ */
+#define HOLD_RECS	65536
+#define HOLD_WANT	6
+#define HOLD_ROUNDS	40
+#define SCHED_PREEMPT	"/sys/kernel/debug/sched/preempt"
+
+struct hold {
+	int pool;
+	__u32 entry;
+	pid_t tid;			/* the submitter */
+	volatile __u64 *slot_ptr;	/* record_ptr in the SQE slot */
+	__u64 decoy;
+	volatile int go, flipped, done;
+};
+
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The state letter of thread @tid ("R", "S", "D", ...), or 0. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void *hold_unpin(void *arg)
+{
+	struct sched_param sp = { 0 };
+	struct hold *h = arg;
+
+	pin_cpu(0);
+	sched_setscheduler(0, SCHED_IDLE, &sp);
+	while (!h->go)
+		;
+	kfd_unpin(h->pool, h->entry, NULL);
+	return NULL;
+}
+
+static void *hold_busy(void *arg)
+{
+	struct hold *h = arg;
+
+	pin_cpu(0);
+	while (!h->flipped && !h->done)
+		;
+	return NULL;
+}
+
+static void *hold_rewrite(void *arg)
+{
+	struct hold *h = arg;
+
+	pin_cpu(1);
+	while (!h->go)
+		;
+	while (!h->done) {
+		if (thread_state(h->tid) == 'D') {
+			*h->slot_ptr = h->decoy;
+			h->flipped = 1;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Write @mode to the scheduler's preemption mode: 0 or -1 (errno). */
+static int set_preempt(const char *mode)
+{
+	int fd = open(SCHED_PREEMPT, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, mode, strlen(mode)) != (ssize_t)strlen(mode))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+TEST_F_TIMEOUT(refill, export_payload_read_once_while_waiting, 900)
+{
+	struct kfdpool_uring_export ue = {};
+	struct kfdpool_record *mine, *decoy;
+	char mode[64] = "", *sp;
+	struct kfdpool_export *ex;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct kfdpool_batch b = {};
+	int hbuf, round, caught = 0, i, k, fd;
+	pthread_t tu, tr, tb;
+	struct hold h;
+
+	fd = open(SCHED_PREEMPT, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP(return, "no %s (no PREEMPT_DYNAMIC)", SCHED_PREEMPT);
+	i = read(fd, mode, sizeof(mode) - 1);
+	close(fd);
+	if (i <= 0 || set_preempt("full"))
+		SKIP(return, "cannot switch to full preemption: %s",
+		     strerror(errno));
+	/* "none (voluntary) full": the parenthesised one is the current */
+	sp = strchr(mode, '(');
+	mode[0] = 0;
+	if (sp)
+		sscanf(sp + 1, "%63[^)]", mode);
+	mine = calloc(1, sizeof(*mine));
+	decoy = calloc(1, sizeof(*decoy));
+	ex = calloc(HOLD_RECS, sizeof(*ex));
+	ASSERT_TRUE(mine && decoy && ex);
+	hbuf = kfd_dmabuf_new(SZ);
+	ASSERT_LE(0, hbuf);
+	pin_cpu(0);
+	for (round = 0; round < HOLD_ROUNDS && caught < HOLD_WANT; round++) {
+		memset(&h, 0, sizeof(h));
+		h.pool = self->s.pool;
+		h.tid = gettid();
+		h.decoy = (uintptr_t)decoy;
+		k = kfd_pin(self->s.pool, hbuf, 0);
+		ASSERT_LT(0, k);
+		h.entry = k;
+		for (i = 0; i < HOLD_RECS; i++) {
+			memset(&ex[i], 0, sizeof(ex[i]));
+			ex[i].entry_id = h.entry;
+			ex[i].size = 1;
+		}
+		for (i = 0; i < HOLD_RECS; i += KFD_BATCH_MAX) {
+			b.ops = (uintptr_t)&ex[i];
+			b.count = KFD_BATCH_MAX;
+			b.elem_size = sizeof(*ex);
+			ASSERT_EQ(KFD_BATCH_MAX,
+				  ioctl(self->s.pool, KFDPOOL_IOC_EXPORT_BATCH,
+					&b));
+		}
+		memset(mine, 0, sizeof(*mine));
+		ue.entry_id = self->s.entry[0];
+		ue.size = 4096;
+		ue.record_ptr = (uintptr_t)mine;
+		sqe = kfd_uring_prep(&self->ring, self->s.pool,
+				     KFDPOOL_URING_EXPORT, &ue, sizeof(ue), 7);
+		ASSERT_NE(NULL, sqe);
+		h.slot_ptr = (volatile __u64 *)((char *)sqe + CMD_OFF +
+			offsetof(struct kfdpool_uring_export, record_ptr));
+		ASSERT_EQ(0, pthread_create(&tu, NULL, hold_unpin, &h));
+		ASSERT_EQ(0, pthread_create(&tr, NULL, hold_rewrite, &h));
+		h.go = 1;
+		usleep(300);	/* the UNPIN under way */
+		ASSERT_EQ(0, pthread_create(&tb, NULL, hold_busy, &h));
+		ASSERT_EQ(1, io_uring_submit(&self->ring));
+		h.done = 1;
+		pthread_join(tr, NULL);
+		pthread_join(tb, NULL);
+		pthread_join(tu, NULL);
+		ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+		EXPECT_EQ(0, cqe->res);
+		io_uring_cqe_seen(&self->ring, cqe);
+		EXPECT_EQ(KFDPOOL_RECORD_MAGIC, REC(mine)->magic);
+		EXPECT_EQ(0, REC(decoy)->magic)
+			TH_LOG("round %d: the record went where the SQE said after the module's copy",
+			       round);
+		if (REC(mine)->magic == KFDPOOL_RECORD_MAGIC)
+			EXPECT_EQ(0, kfd_revoke(self->s.pool, mine));
+		if (REC(decoy)->magic)
+			break;
+		caught += h.flipped;
+	}
+	if (mode[0])
+		set_preempt(mode);
+	ksft_print_msg("%d of %d rounds held the export asleep on the lock\n",
+		       caught, round);
+	EXPECT_LT(0, caught) TH_LOG("no round held an export on the pool lock");
+	close(hbuf);
+	free(ex);
+	free(mine);
+	free(decoy);
 }
 
 TEST_HARNESS_MAIN

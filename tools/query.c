@@ -24,7 +24,6 @@ static const struct {
 	{ KFDPOOL_FEATURE_URING_CMD, "uring_cmd" },
 	{ KFDPOOL_FEATURE_POOL_HANDLE, "pool-handle" },
 	{ KFDPOOL_FEATURE_HOST_ALLOC, "host-alloc" },
-	{ KFDPOOL_FEATURE_POOL_HELD, "pool-held" },
 };
 
 static void features(uint32_t f)
@@ -72,6 +71,7 @@ int main(void)
 	limit("per-user limit", q.user_limit);
 	limit("default pool limit", q.default_pool_limit);
 	printf("%-22s %u\n", "entries per pool", q.max_entries);
+	printf("%-22s %u\n", "records per pool", q.max_records);
 	if (q.max_user_records)
 		printf("%-22s %u\n", "records per user", q.max_user_records);
 	else

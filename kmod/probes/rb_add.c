@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rb_add() inserts a node by a less() callback from 5.12 on; before that
- * a caller walks the tree and links the node itself.
+ * rb_add() and rb_find() (a node by a less() or cmp() callback) came
+ * together in 5.12; before that a caller walks the tree itself.
  */
 #include <linux/rbtree.h>
 

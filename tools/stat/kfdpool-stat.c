@@ -109,18 +109,6 @@ static int add_pool(struct kps_snapshot *s, const struct kps_pool *p)
 	return 0;
 }
 
-/*
- * Does the module fill POOL_LIST's held figures and state?  An older one
- * zeroes what it does not know of our element: 0 there is "unknown".
- */
-static int module_reports_held(int fd)
-{
-	struct kfdpool_query q = { 0 };
-
-	return !ioctl(fd, KFDPOOL_IOC_QUERY, &q) &&
-	       (q.features & KFDPOOL_FEATURE_POOL_HELD);
-}
-
 /* Every pool the caller may see, a page at a time. */
 static void list_pools(struct kps_snapshot *s)
 {
@@ -128,7 +116,7 @@ static void list_pools(struct kps_snapshot *s)
 	struct kfdpool_pool_list l = { 0 };
 	struct kps_pool p;
 	uint32_t i;
-	int fd, held;
+	int fd;
 
 	s->source = KPS_SOURCE_FDINFO;
 	fd = open(opt.device, O_RDONLY | O_CLOEXEC);
@@ -143,9 +131,6 @@ static void list_pools(struct kps_snapshot *s)
 			     opt.device, strerror(e));
 		return;
 	}
-	held = module_reports_held(fd);
-	if (!held)
-		note(s, "this kfdpool module does not report held entries or zombie pools (no KFDPOOL_FEATURE_POOL_HELD): shown as -");
 	do {
 		l.pools = (uintptr_t)page;
 		l.count = sizeof(page) / sizeof(page[0]);
@@ -162,7 +147,7 @@ static void list_pools(struct kps_snapshot *s)
 			return;
 		}
 		for (i = 0; i < l.count; i++) {
-			kps_pool_from_info(&page[i], held, &p);
+			kps_pool_from_info(&page[i], &p);
 			add_pool(s, &p);
 		}
 	} while (l.next_cursor);
@@ -310,7 +295,8 @@ static void pools_from_fds(struct kps_snapshot *s)
 	size_t i;
 
 	for (i = 0; i < s->nholders; i++) {
-		if (find_pool(s, s->holders[i].fi.id))
+		/* An ended pool's left-over import fds: no pool any more. */
+		if (s->holders[i].fi.ended || find_pool(s, s->holders[i].fi.id))
 			continue;
 		kps_pool_from_fdinfo(&s->holders[i].fi, &p);
 		add_pool(s, &p);
@@ -401,23 +387,6 @@ static void print_holders(struct kps_snapshot *s, const struct kps_file *f)
 	}
 }
 
-static const char *state_name(int state)
-{
-	return state == KPS_STATE_ZOMBIE ? "zombie" :
-	       state == KPS_STATE_LIVE ? "live" : "-";
-}
-
-/* "held 64.0 KiB  held entries 1  state zombie", "-" for what is unknown */
-static void print_held(const struct kps_pool *p)
-{
-	char a[KPS_SIZE_LEN], n[16] = "-";
-
-	if (p->held_known)
-		snprintf(n, sizeof(n), "%u", p->held_entries);
-	printf("  held %s  held entries %s  state %s\n",
-	       p->held_known ? sz(p->held, a) : "-", n, state_name(p->state));
-}
-
 static void print_text(struct kps_snapshot *s)
 {
 	char a[KPS_SIZE_LEN], b[KPS_SIZE_LEN], c[KPS_SIZE_LEN], d[KPS_SIZE_LEN];
@@ -437,9 +406,7 @@ static void print_text(struct kps_snapshot *s)
 			continue;
 		shown++;
 		kps_printable(p->name, name, sizeof(name));
-		printf("\npool %s  id %s%s\n", name[0] ? name : "-", p->id,
-		       p->state == KPS_STATE_ZOMBIE ?
-		       "  ZOMBIE (every file closed; held entries keep it, still charged)" : "");
+		printf("\npool %s  id %s\n", name[0] ? name : "-", p->id);
 		printf("  owner pid %d", p->owner_pid);
 		if (comm)
 			printf(" (%s)", comm_text(comm, cm, sizeof(cm)));
@@ -452,7 +419,6 @@ static void print_text(struct kps_snapshot *s)
 		printf("  entries %u  records %u  draining %s  import files %u  imported %s\n",
 		       p->entries, p->records, sz(p->draining, a), p->import_fds,
 		       sz(p->imported, b));
-		print_held(p);
 		for (j = 0; j < s->nfiles; j++) {
 			const struct kps_file *f = &s->files[j];
 

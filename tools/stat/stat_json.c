@@ -87,18 +87,6 @@ static const char *mode_name(int mode)
 	       mode == KFDPOOL_MODE_IMPORT ? "import" : "unknown";
 }
 
-/* @v, or null when the module does not say */
-static json_object *ju_or_null(int known, uint64_t v)
-{
-	return known ? json_object_new_uint64(v) : NULL;
-}
-
-static json_object *jstate(int state)
-{
-	return state == KPS_STATE_ZOMBIE ? json_object_new_string("zombie") :
-	       state == KPS_STATE_LIVE ? json_object_new_string("live") : NULL;
-}
-
 static json_object *json_holder(const struct kps_holder *h)
 {
 	json_object *o = json_object_new_object();
@@ -148,9 +136,6 @@ static json_object *json_pool(const struct kps_snapshot *s,
 	addu(o, "records", p->records);
 	addu(o, "import_fds", p->import_fds);
 	addu(o, "imported", p->imported);
-	add(o, "held", ju_or_null(p->held_known, p->held));
-	add(o, "held_entries", ju_or_null(p->held_known, p->held_entries));
-	add(o, "state", jstate(p->state));
 	for (i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i].fi->id, p->id))
 			json_object_array_add(files, json_file(s, &s->files[i]));
@@ -183,9 +168,6 @@ static json_object *json_fd(const struct kps_snapshot *s,
 	addu(o, "records", f->records);
 	addu(o, "import_fds", f->import_fds);
 	addu(o, "imported", f->imported);
-	add(o, "held", ju_or_null(f->seen & KPS_F_HELD, f->held));
-	add(o, "held_entries", ju_or_null(f->seen & KPS_F_HELD_ENTRIES,
-					  f->held_entries));
 	addu(o, "fd_imports", f->fd_imports);
 	addu(o, "fd_imported", f->fd_imported);
 	return o;
@@ -201,7 +183,7 @@ char *kps_json(const struct kps_snapshot *s, const struct kps_opts *o,
 
 	if (!doc)
 		return NULL;
-	addi(doc, "version", 2);
+	addi(doc, "version", 3);
 	addi(doc, "time", now);
 	add(doc, "device", jstr(o->device));
 	add(doc, "source", json_object_new_string(

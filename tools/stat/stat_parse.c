@@ -99,8 +99,6 @@ static const struct fdkey {
 	U64("kfdpool-fd-imported", KPS_F_FD_IMPORTED, fd_imported),
 	U32("kfdpool-fd-imports", KPS_F_FD_IMPORTS, fd_imports),
 	U64("kfdpool-file-id", KPS_F_FILE_ID, file_id),
-	U64("kfdpool-held", KPS_F_HELD, held),
-	U32("kfdpool-held-entries", KPS_F_HELD_ENTRIES, held_entries),
 #undef U64
 #undef U32
 };
@@ -145,6 +143,13 @@ static int fdinfo_line(char *line, struct kps_fdinfo *fi)
 		fi->seen |= KPS_F_MODE;
 		return 0;
 	}
+	if (!strcmp(key, "kfdpool-state")) {
+		if (strcmp(val, "live") && strcmp(val, "ended"))
+			return -1;
+		fi->ended = !strcmp(val, "ended");
+		fi->seen |= KPS_F_STATE;
+		return 0;
+	}
 	for (i = 0; i < sizeof(fdkeys) / sizeof(fdkeys[0]); i++) {
 		const struct fdkey *k = &fdkeys[i];
 		void *p = (char *)fi + k->off;
@@ -185,7 +190,7 @@ int kps_parse_fdinfo(const char *text, struct kps_fdinfo *fi)
 	return bad ? -1 : 1;
 }
 
-void kps_pool_from_info(const struct kfdpool_pool_info *info, int held_known,
+void kps_pool_from_info(const struct kfdpool_pool_info *info,
 			struct kps_pool *p)
 {
 	size_t i;
@@ -210,13 +215,6 @@ void kps_pool_from_info(const struct kfdpool_pool_info *info, int held_known,
 	p->records = info->records;
 	p->import_fds = info->import_fds;
 	p->imported = info->imported_bytes;
-	p->held_known = held_known;
-	if (held_known) {
-		p->held = info->held_bytes;
-		p->held_entries = info->held_entries;
-		p->state = info->state & KFDPOOL_POOL_INFO_ZOMBIE ?
-			   KPS_STATE_ZOMBIE : KPS_STATE_LIVE;
-	}
 }
 
 void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p)
@@ -237,13 +235,6 @@ void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p)
 	p->records = fi->records;
 	p->import_fds = fi->import_fds;
 	p->imported = fi->imported;
-	p->held_known = (fi->seen & (KPS_F_HELD | KPS_F_HELD_ENTRIES)) ==
-			(KPS_F_HELD | KPS_F_HELD_ENTRIES);
-	if (p->held_known) {
-		p->held = fi->held;
-		p->held_entries = fi->held_entries;
-	}
-	p->state = KPS_STATE_LIVE;
 }
 
 /* Length of the well-formed UTF-8 sequence at @s (RFC 3629), 0 if none. */

@@ -37,21 +37,6 @@ struct kps_pool {
 	uint32_t records;
 	uint32_t import_fds;
 	uint64_t imported;
-	int held_known;		/* held and held_entries are the module's */
-	uint64_t held;		/* bytes of held entries */
-	uint32_t held_entries;
-	int state;		/* KPS_STATE_* */
-};
-
-/*
- * kps_pool.state.  A pool seen through one of its fds is live; only
- * POOL_LIST shows zombies (all files closed, kept by held entries), and
- * only a module with KFDPOOL_FEATURE_POOL_HELD says which pools are.
- */
-enum {
-	KPS_STATE_UNKNOWN,
-	KPS_STATE_LIVE,
-	KPS_STATE_ZOMBIE,
 };
 
 /* Bits of kps_fdinfo.seen: which keys the fdinfo text had. */
@@ -75,8 +60,7 @@ enum {
 	KPS_F_FD_IMPORTED	= 1u << 16,
 	KPS_F_FD_IMPORTS	= 1u << 17,
 	KPS_F_FILE_ID		= 1u << 18,
-	KPS_F_HELD		= 1u << 19,
-	KPS_F_HELD_ENTRIES	= 1u << 20,
+	KPS_F_STATE		= 1u << 19,
 };
 
 /* One pool fd as /proc/PID/fdinfo/FD shows it. */
@@ -101,8 +85,7 @@ struct kps_fdinfo {
 	uint64_t fd_imported;
 	uint32_t fd_imports;
 	uint64_t file_id;		/* the open file; 0 when not shown */
-	uint64_t held;			/* kfdpool-held (bytes) */
-	uint32_t held_entries;
+	int ended;			/* kfdpool-state: its owner fds closed */
 };
 
 /*
@@ -112,18 +95,11 @@ struct kps_fdinfo {
  */
 int kps_parse_fdinfo(const char *text, struct kps_fdinfo *fi);
 
-/*
- * The pool as POOL_LIST reports it.  @held_known: the module fills the held
- * figures and the state (KFDPOOL_FEATURE_POOL_HELD); an older module's
- * elements end before them, and the zeros it leaves mean nothing.
- */
-void kps_pool_from_info(const struct kfdpool_pool_info *info, int held_known,
+/* The pool as POOL_LIST reports it. */
+void kps_pool_from_info(const struct kfdpool_pool_info *info,
 			struct kps_pool *p);
 
-/*
- * The pool-wide figures of a pool fd's fdinfo (no uid there; held figures
- * when the module writes them).  The pool is live: a zombie has no fds.
- */
+/* The pool-wide figures of a pool fd's fdinfo (no uid there). */
 void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p);
 
 /*

@@ -29,6 +29,7 @@ int kfdpool_query(int ctl_fd, struct kfdpool_query *q)
 	q->abi_version = KFDPOOL_ABI_VERSION;
 	q->features = (__u32)strtoul(f, NULL, 0);
 	q->max_entries = 1024;
-	q->max_batch = KFDPOOL_BATCH_MAX;
+	q->max_batch = 4096;
+	q->max_records = 1 << 20;
 	return 0;
 }

@@ -32,6 +32,7 @@ static const char owner_fdinfo[] =
 	"kfdpool-id:\t00112233445566778899aabbccddeeff\n"
 	"kfdpool-name:\tdemo-pool\n"
 	"kfdpool-mode:\towner\n"
+	"kfdpool-state:\tlive\n"
 	"kfdpool-owner-pid:\t4242\n"
 	"kfdpool-limit:\t1073741824\n"
 	"kfdpool-handle-types:\t9\n"
@@ -47,9 +48,7 @@ static const char owner_fdinfo[] =
 	"kfdpool-imported:\t10485760\n"
 	"kfdpool-fd-imported:\t0\n"
 	"kfdpool-fd-imports:\t0\n"
-	"kfdpool-file-id:\t41\n"
-	"kfdpool-held:\t65536\n"
-	"kfdpool-held-entries:\t1\n";
+	"kfdpool-file-id:\t41\n";
 
 static const char import_fdinfo_future[] =
 	"pos:\t0\n"
@@ -90,7 +89,7 @@ static void json_checks(void)
 	static const char id[] = "00112233445566778899aabbccddeeff";
 	struct kps_holder h[4];
 	struct kps_pool pool[2];
-	struct kfdpool_pool_info info, old;
+	struct kfdpool_pool_info info;
 	struct kps_snapshot s;
 	struct kps_opts o = { .device = "/dev/kfdpool" };
 	json_object *doc, *pools, *p, *files, *f, *fds;
@@ -108,25 +107,13 @@ static void json_checks(void)
 	info.reserved_bytes = 8388608;
 	info.imported_bytes = 4194304;
 	info.import_fds = 2;
-	info.held_bytes = 1048576;
-	info.held_entries = 3;
-	info.state = KFDPOOL_POOL_INFO_ZOMBIE;
-	kps_pool_from_info(&info, 1, &pool[0]);
+	kps_pool_from_info(&info, &pool[0]);
 	check(!strcmp(pool[0].id, id) && !strcmp(pool[0].name, "demo") &&
 	      pool[0].uid_known && pool[0].uid == 1000 &&
 	      pool[0].reserved == 8388608 && pool[0].import_fds == 2,
 	      "pool from POOL_LIST's info");
-	check(pool[0].held_known && pool[0].held == 1048576 &&
-	      pool[0].held_entries == 3 && pool[0].state == KPS_STATE_ZOMBIE,
-	      "held figures and zombie state from POOL_LIST's info");
-	/* An older module: its element ends before the held fields. */
-	memset(&old, 0, sizeof(old));
-	memcpy(&old, &info, KFDPOOL_POOL_INFO_SIZE_VER0);
-	old.id[0] = 0xee;
-	kps_pool_from_info(&old, 0, &pool[1]);
-	check(!pool[1].held_known && pool[1].state == KPS_STATE_UNKNOWN &&
-	      pool[1].reserved == 8388608,
-	      "older module: held and state unknown, the rest kept");
+	info.id[0] = 0xee;
+	kps_pool_from_info(&info, &pool[1]);
 	s.pools = pool;
 	s.npools = 2;
 	s.source = KPS_SOURCE_IOCTL;
@@ -161,7 +148,7 @@ static void json_checks(void)
 		free(line);
 		return;
 	}
-	check(json_object_get_int(field(doc, "version")) == 2 &&
+	check(json_object_get_int(field(doc, "version")) == 3 &&
 	      !strcmp(json_object_get_string(field(doc, "source")), "ioctl") &&
 	      !strcmp(json_object_get_string(field(doc, "scope")), "all"),
 	      "version, source, scope");
@@ -172,20 +159,6 @@ static void json_checks(void)
 	      json_object_get_uint64(field(p, "reserved")) == 8388608 &&
 	      json_object_get_uint64(field(p, "uid")) == 1000,
 	      "pool figures");
-	check(json_object_is_type(field(p, "held"), json_type_int) &&
-	      json_object_get_uint64(field(p, "held")) == 1048576 &&
-	      json_object_get_uint64(field(p, "held_entries")) == 3 &&
-	      !strcmp(json_object_get_string(field(p, "state")), "zombie"),
-	      "held, held_entries and state \"zombie\"");
-	{
-		json_object *q = json_object_array_get_idx(pools, 1);
-		json_object *v = (json_object *)1;
-
-		check(json_object_object_get_ex(q, "held", &v) && !v &&
-		      json_object_object_get_ex(q, "held_entries", &v) && !v &&
-		      json_object_object_get_ex(q, "state", &v) && !v,
-		      "older module: held, held_entries and state are null");
-	}
 	files = field(p, "files");
 	check(json_object_array_length(files) == 3, "three open files in the pool");
 	f = json_object_array_get_idx(files, 1);
@@ -261,18 +234,19 @@ int main(void)
 	      "reserved/used current and high, draining");
 	check(fi.entries == 3 && fi.draining_entries == 1 && fi.records == 17 &&
 	      fi.import_fds == 2 && fi.imported == 10485760, "counts and imported");
-	check(fi.seen == (1u << 21) - 1, "all 21 keys seen");
-	check(fi.held == 65536 && fi.held_entries == 1, "held bytes and entries");
-	kps_pool_from_fdinfo(&fi, &pool);
-	check(pool.held_known && pool.held == 65536 && pool.held_entries == 1 &&
-	      pool.state == KPS_STATE_LIVE,
-	      "pool from fdinfo: held figures, live (it has an fd)");
+	check(fi.seen == (1u << 20) - 1, "all 20 keys seen");
+	check(!fi.ended, "a live pool");
+	check(kps_parse_fdinfo("kfdpool-id:\t00112233445566778899aabbccddeeff\n"
+			       "kfdpool-state:\tended\n", &fi) == 1 && fi.ended,
+	      "an ended pool's left-over fd");
+	check(kps_parse_fdinfo("kfdpool-id:\t00112233445566778899aabbccddeeff\n"
+			       "kfdpool-state:\tzombie\n", &fi) == -1,
+	      "an unknown state is malformed");
 
 	r = kps_parse_fdinfo(import_fdinfo_future, &fi);
 	check(r == 1 && fi.mode == KFDPOOL_MODE_IMPORT, "import fdinfo with unknown keys");
 	kps_pool_from_fdinfo(&fi, &pool);
-	check(!pool.held_known && pool.state == KPS_STATE_LIVE,
-	      "fdinfo without kfdpool-held (older module): held unknown");
+	check(pool.entries == 0, "pool from fdinfo");
 	check(fi.name[0] == '\0' && fi.fd_imports == 2 && fi.fd_imported == 0x600000,
 	      "empty name, per-fd figures, hex value");
 	check(!(fi.seen & KPS_F_RESERVED), "missing keys stay unseen");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hip_internal.h"
+#include "native/format.h"
 
 static hipError_t export_pointers(hipMemPoolPtrExportData *export_data,
 				  void *const *dev_ptrs, size_t count,
@@ -122,15 +123,10 @@ static int fd_is_pool(int fd)
 static int handle_is_ours(void *shared_handle,
 			  hipMemAllocationHandleType handle_type)
 {
-	struct kfdpool_pool_handle h;
 	intptr_t fd = (intptr_t)shared_handle;
 
-	if (handle_type == hipMemHandleTypeFabric) {
-		if (!shared_handle)
-			return 0;
-		memcpy(&h, shared_handle, sizeof(h));
-		return h.magic == KFDPOOL_HANDLE_MAGIC;
-	}
+	if (handle_type == hipMemHandleTypeFabric)
+		return shared_handle && kp_handle_is_kfdpool(shared_handle);
 	return fd >= 0 && fd <= INT32_MAX && fd_is_pool((int)fd);
 }
 
@@ -501,17 +497,16 @@ static hipError_t import_pointers(
 		struct kfdpool_import *op = &ops[nops];
 
 		memcpy(&op->record, &export_data[i], sizeof(op->record));
-		if (op->record.magic != KFDPOOL_RECORD_MAGIC ||
-		    memcmp(op->record.pool_id, pool->id, sizeof(pool->id))) {
+		if (!kp_record_of_pool(&op->record, pool->id)) {
 			if (!first)
 				first = hipErrorInvalidValue;
 			continue;
 		}
 		op->flags = KFDPOOL_IMPORT_VALIDATE;
-		if (!kp_ientry_find(pool, op->record.entry_id)) {
+		if (!kp_ientry_find(pool, kp_record_entry(&op->record))) {
 			for (j = 0; j < nops; j++)
-				if (!ops[j].flags && ops[j].record.entry_id ==
-				    op->record.entry_id)
+				if (!ops[j].flags && kp_record_entry(&ops[j].record) ==
+				    kp_record_entry(&op->record))
 					break;
 			if (j == nops)
 				op->flags = 0;
@@ -535,7 +530,7 @@ static hipError_t import_pointers(
 		 * a later element did.
 		 */
 		if (st == -ENXIO && op->flags) {
-			int fl = kp_ientry_find(pool, op->record.entry_id) ?
+			int fl = kp_ientry_find(pool, kp_record_entry(&op->record)) ?
 				 KFDPOOL_IMPORT_VALIDATE : 0;
 
 			st = kfdpool_import(pool->fd, &op->record, fl, op);
@@ -550,7 +545,7 @@ static hipError_t import_pointers(
 		 * one imports the chunk again.
 		 */
 		if (!st && op->flags &&
-		    !kp_ientry_find(pool, op->record.entry_id)) {
+		    !kp_ientry_find(pool, kp_record_entry(&op->record))) {
 			st = kfdpool_import(pool->fd, &op->record, 0, op);
 			if (st >= 0) {
 				op->flags = 0;
@@ -560,7 +555,7 @@ static hipError_t import_pointers(
 		if (!st && !op->flags) {
 			st = kp_ientry_new(pool, op, &ie);	/* consumes op->fd */
 		} else if (!st) {
-			ie = kp_ientry_find(pool, op->record.entry_id);
+			ie = kp_ientry_find(pool, kp_record_entry(&op->record));
 		}
 		if (!st && op->offset + op->size > ie->mem.size)
 			st = -EINVAL;

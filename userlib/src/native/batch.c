@@ -99,8 +99,7 @@ int kp_module_info(uint32_t *features, uint32_t *max_batch)
 	if (features)
 		*features = c->q.features;
 	if (max_batch)
-		*max_batch = c->q.max_batch ? c->q.max_batch :
-			     KFDPOOL_BATCH_MAX;
+		*max_batch = c->q.max_batch ? c->q.max_batch : 1;
 	return 0;
 }
 
@@ -524,7 +523,7 @@ static int run_single(int fd, enum op op, void *ops, size_t count)
 static int run(int fd, enum op op, void *ops, size_t count)
 {
 	enum kfdpool_batch_mode mode;
-	uint32_t features = 0, max_batch = KFDPOOL_BATCH_MAX;
+	uint32_t features = 0, max_batch = 1;
 	struct io_uring *ring;
 	size_t i;
 

@@ -280,11 +280,9 @@ KFDPOOL_EXPORT int kfdpool_pool_list(int ctl_fd, struct kfdpool_pool_info *pools
 	struct kfdpool_pool_list l;
 	int ret;
 
+	/* The module fills up to a page of its own; the rest comes next. */
 	if (!cursor || (count && !pools))
 		return -EINVAL;
-	/* "Up to count": the rest comes with the next cursor. */
-	if (count > KFDPOOL_POOL_LIST_MAX)
-		count = KFDPOOL_POOL_LIST_MAX;
 	memset(&l, 0, sizeof(l));
 	l.pools = (uintptr_t)pools;
 	l.count = count;
