@@ -9,13 +9,16 @@
 #                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
+#   make examples         examples/: README's exporter and importer,
+#                         pool_info (native API), share_pool (make demo's)
 #   make check            every test, ending with "N passed, N failed"
 #   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
 #   make gpu-check        on an AMD GPU node with ROCm, as root, on the host: the
-#                         module, the kselftests and a device pool shared by two
-#                         processes through the real HIP runtime (builds and
-#                         runs nothing else where there is no GPU)
+#                         runtime's version and the device path, the module, the
+#                         kselftests and the named checks of the device paths
+#                         through the real HIP runtime (where there is no GPU it
+#                         builds everything and names each check it did not run)
 #   make deps             install the Debian packages all of this needs and
 #                         fetch the test kernels into the cache (never
 #                         installing a kernel on this machine)
@@ -101,10 +104,15 @@ checkpatch: ksft
 demo:
 	$(SRC)/tools/demo
 
-# Your own program in the VM, as README shows it (TAP lines).
-.PHONY: vm-add-check
+# Your own program in the VM, as HACKING.md shows it (TAP lines).
+.PHONY: vm-add-check examples-check
 vm-add-check: lib
 	$(SRC)/tools/vm/add-check $(SRC) $(BUILD)
+
+# README's exporter | importer, pool_info and the first-hour errors, in the
+# 6.12 VM with and without the module (TAP lines).
+examples-check: lib
+	$(SRC)/tools/vm/examples-check $(SRC) $(BUILD)
 
 check:
 	$(SRC)/tools/check
@@ -114,6 +122,13 @@ coverage:
 
 gpu-check:
 	$(SRC)/tools/gpu-check
+
+# Nothing tools/deps installs can bring a kernel, an initramfs or a boot
+# loader entry onto this machine (its package closure, from apt).
+.PHONY: deps-check
+deps-check:
+	@$(KTAP_RUN) deps-check $(SRC)/tools/deps --check
+unit: deps-check
 
 # The harness's counting rules, proven on deliberately broken programs.
 harness-selftest:

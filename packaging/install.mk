@@ -5,8 +5,11 @@
 #   make stat             build/tools/kfdpool-stat
 #   make fortran          the hipfort-style Fortran module (when gfortran exists)
 #   make install          module, libkfdpool and libkfdpool-hip, headers,
-#                         kfdpool.pc and kfdpool-hip.pc, udev rule,
-#                         modprobe.d example, kfdpool-stat, man pages, Fortran
+#                         kfdpool.pc and kfdpool-hip.pc, the CMake package,
+#                         udev rule, modules-load.d file, modprobe.d
+#                         example, kfdpool-stat, man pages, Fortran
+#   make install-userspace  the same without the module (DKMS installs
+#                         that one)
 #   make uninstall        removes exactly what install put there
 #   make install-check    install into a temporary DESTDIR, check, uninstall
 #   make dkms-src         the DKMS source tree in $(DESTDIR)/usr/src/kfdpool-V
@@ -16,7 +19,9 @@
 # PREFIX (default /usr/local) and DESTDIR are honoured everywhere; the udev
 # rule, the modules-load.d and modprobe.d files go where udev, systemd and
 # modprobe look for them (UDEVRULESDIR, MODULESLOADDIR, MODPROBEDIR), below
-# DESTDIR.
+# DESTDIR.  Without DESTDIR the system is told: depmod after the module,
+# ldconfig after the libraries, udev reloads its rules and applies them to
+# /dev/kfdpool (LDCONFIG, UDEVADM, DEPMOD name the programs).
 
 PKG_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(SRC)/dkms.conf)
 
@@ -35,6 +40,10 @@ MODULESLOADDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/modules-load.d,/etc/mod
 MODPROBEDIR ?= /etc/modprobe.d
 
 INSTALL ?= install
+LDCONFIG ?= ldconfig
+UDEVADM ?= udevadm
+DEPMOD ?= depmod
+CMAKEDIR ?= $(LIBDIR)/cmake/kfdpool
 
 # ---------------------------------------------------------------- kfdpool-stat
 # build/bin: the VM runner puts it in the guest (selftests/stat_test.c runs it).
@@ -43,7 +52,7 @@ STAT_SRCS := $(wildcard $(SRC)/tools/stat/*.c)
 STAT_HDRS := $(wildcard $(SRC)/tools/stat/*.h)
 STAT_LIB_SRCS := $(filter-out %/kfdpool-stat.c,$(STAT_SRCS))
 
-.PHONY: install uninstall unit stat stat-unit fortran fortran-tests fortran-unit \
+.PHONY: install uninstall uninstall-module uninstall-userspace unit stat stat-unit fortran fortran-tests fortran-unit \
 	install-check dkms-src dkms-check \
 	man-check
 
@@ -141,8 +150,8 @@ MANPAGES := $(foreach n,$(MAN_SECTIONS),$(wildcard $(SRC)/man/man$(n)/*.$(n)))
 
 # Every page renders without a warning (groff -ww), and every function the
 # library headers declare has a page of its own name (tools/man-check).
-man-check:
-	$(KTAP_RUN) man-check env CC="$(CC)" $(SRC)/tools/man-check $(SRC)
+man-check: lib
+	$(KTAP_RUN) man-check env CC="$(CC)" $(SRC)/tools/man-check $(SRC) $(LIBDIR_OUT)
 
 unit: man-check
 
@@ -162,16 +171,32 @@ KO := $(KOUT)/kfdpool.ko
 MODINST = $(MAKE) -C $(KDIR) M=$(KOUT) INSTALL_MOD_PATH=$(DESTDIR) \
 	INSTALL_MOD_DIR=extra CONFIG_MODULE_SIG_ALL= modules_install
 
-.PHONY: install-module install-lib install-headers install-stat install-man \
+.PHONY: install-module install-userspace install-lib install-headers install-stat \
+	install-man install-udev install-modules-load install-modprobe install-fortran \
+	install-cmake
+
+# Everything but the module: on a node where DKMS builds and installs the
+# module, this installs the libraries, headers, pkg-config and CMake files,
+# kfdpool-stat, man pages, Fortran module and the configuration files.
+install-userspace: install-lib install-headers install-cmake install-stat install-man \
 	install-udev install-modules-load install-modprobe install-fortran
 
-install: install-module install-lib install-headers install-stat install-man \
-	install-udev install-modules-load install-modprobe install-fortran
+install: install-module install-userspace
 
+# A kfdpool.ko DKMS installed for KVER (dkms status, or a kfdpool.ko* below
+# lib/modules/KVER outside extra/, e.g. updates/dkms) is the one modprobe
+# loads: a second copy in extra/ would only shadow or confuse it.
+DKMS_KO = $(strip $(if $(DESTDIR),,$(shell dkms status -m kfdpool -k $(KVER) 2>/dev/null | \
+	grep -q ': installed' && echo dkms)) \
+	$(filter-out %/extra/kfdpool.ko%,$(wildcard $(DESTDIR)/lib/modules/$(KVER)/*/kfdpool.ko* \
+	$(DESTDIR)/lib/modules/$(KVER)/*/*/kfdpool.ko*)))
 install-module:
-	@if [ -f $(KO) ]; then \
+	@if [ -n "$(DKMS_KO)" ]; then \
+		echo "note: DKMS installed kfdpool.ko for $(KVER) ($(DKMS_KO)):" \
+			"not installing a second one (make install-userspace installs the rest)"; \
+	elif [ -f $(KO) ]; then \
 		echo "$(MODINST)"; $(MODINST) || exit 1; \
-		if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi; \
+		if [ -z "$(DESTDIR)" ]; then $(DEPMOD) -a $(KVER); fi; \
 	else echo "note: $(KO) not built: module not installed" \
 		"(make modules KVER=$(KVER) first)"; fi
 
@@ -191,6 +216,20 @@ install-lib: lib
 			$(SRC)/userlib/$${l#lib}.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc && \
 		chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc || exit 1; \
 	done
+	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+
+# find_package(kfdpool): paths relative to the package's directory, so that
+# the tree works where it is installed and below a DESTDIR alike.
+CMAKE_REL = $(shell realpath -m --relative-to=$(CMAKEDIR) $(1))
+install-cmake:
+	$(INSTALL) -d $(DESTDIR)$(CMAKEDIR)
+	sed -e 's|@LIBDIR_REL@|$(call CMAKE_REL,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR_REL@|$(call CMAKE_REL,$(INCLUDEDIR))|' \
+		$(SRC)/userlib/cmake/kfdpool-config.cmake.in > $(DESTDIR)$(CMAKEDIR)/kfdpool-config.cmake
+	sed -e 's|@VERSION@|$(LIB_VERSION)|' $(SRC)/userlib/cmake/kfdpool-config-version.cmake.in \
+		> $(DESTDIR)$(CMAKEDIR)/kfdpool-config-version.cmake
+	chmod 0644 $(DESTDIR)$(CMAKEDIR)/kfdpool-config.cmake \
+		$(DESTDIR)$(CMAKEDIR)/kfdpool-config-version.cmake
 
 install-headers:
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
@@ -208,9 +247,18 @@ install-man:
 		$(INSTALL) -m 0644 $(SRC)/man/man$$n/*.$$n $(DESTDIR)$(MANDIR)/man$$n/; \
 	done
 
+# udev reads its rules at start: a new rule applies to a /dev/kfdpool that
+# exists already only once udev reloaded them and replayed the device's
+# event.  (Without udev running, udevadm fails: nothing to tell.)
+UDEV_RELOAD = if [ -z "$(DESTDIR)" ] && command -v $(UDEVADM) >/dev/null 2>&1; then \
+		echo "$(UDEVADM) control --reload-rules; $(UDEVADM) trigger --subsystem-match=misc --sysname-match=kfdpool"; \
+		$(UDEVADM) control --reload-rules 2>/dev/null && \
+		$(UDEVADM) trigger --subsystem-match=misc --sysname-match=kfdpool 2>/dev/null || \
+		echo "note: udev is not running: the rule applies from its next start"; fi
 install-udev:
 	$(INSTALL) -d $(DESTDIR)$(UDEVRULESDIR)
 	$(INSTALL) -m 0644 $(SRC)/packaging/60-kfdpool.rules $(DESTDIR)$(UDEVRULESDIR)/
+	@$(UDEV_RELOAD)
 
 # Configuration the administrator may have edited is never overwritten
 # (install-conf FROM TO), and uninstall removes it only when unchanged.
@@ -238,22 +286,30 @@ install-fortran:
 	@echo "note: no Fortran compiler: Fortran module not installed"
 endif
 
-uninstall:
+uninstall: uninstall-module uninstall-userspace
+
+uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko \
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.xz \
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.gz \
 		$(DESTDIR)/lib/modules/$(KVER)/extra/kfdpool.ko.zst
 	-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null
-	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then depmod -a $(KVER); fi
+	if [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then $(DEPMOD) -a $(KVER); fi
+
+uninstall-userspace:
 	for l in $(INSTALL_LIBS); do \
 		rm -f $(DESTDIR)$(LIBDIR)/$$l.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.1 \
 			$(DESTDIR)$(LIBDIR)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.a \
 			$(DESTDIR)$(PKGCONFIGDIR)/$${l#lib}.pc; done
+	@if [ -z "$(DESTDIR)" ]; then echo "$(LDCONFIG)"; $(LDCONFIG); fi
+	rm -f $(DESTDIR)$(CMAKEDIR)/kfdpool-config.cmake $(DESTDIR)$(CMAKEDIR)/kfdpool-config-version.cmake
+	-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS))) \
 		$(DESTDIR)$(INCLUDEDIR)/linux/kfdpool.h
 	rm -f $(DESTDIR)$(BINDIR)/kfdpool-stat
 	rm -f $(foreach p,$(MANPAGES),$(DESTDIR)$(MANDIR)/$(notdir $(patsubst %/,%,$(dir $(p))))/$(notdir $(p)))
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-kfdpool.rules
+	@$(UDEV_RELOAD)
 	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modules-load.conf,$(DESTDIR)$(MODULESLOADDIR)/kfdpool.conf)
 	@$(call uninstall-conf,$(SRC)/packaging/kfdpool.modprobe.conf,$(DESTDIR)$(MODPROBEDIR)/kfdpool.conf)
 	rm -f $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.mod $(DESTDIR)$(FMODDIR)/hipfort_kfdpool.f90

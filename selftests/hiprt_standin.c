@@ -6,28 +6,33 @@
  * source with -DSTANDIN_HSA), it is what the lib_standin_*_test programs
  * link instead of HIP's runtime, so that libkfdpool-hip finds it the way
  * it finds the real one (the next object after it that defines the hip*
- * names).  It gives the library what its stream order and its runtime
- * device path (userlib/src/chunk/rocr.c) need, in the shape clr gives it,
- * and records every call the tests look at:
+ * names).  It behaves as the ROCm sources it names behave, so that what
+ * the library does with a real runtime on a GPU node is what it does here;
+ * every rule below cites the file and the releases it was read in
+ * (ROCm/clr and ROCm/ROCR-Runtime at tags rocm-5.6.0 to rocm-6.2.x):
  *
  *   devices     KFDPOOL_STANDIN_DEVICES="0000:03:00.0,0000:c1:00.0" (the
  *               default): their PCI bus ids, in this process's order
  *   version     KFDPOOL_STANDIN_VERSION (HIP_VERSION, default 60200000)
+ *   driver      KFDPOOL_STANDIN_VMM (ROCr's VIRTUAL_MEM_API_SUPPORTED,
+ *               default 1), KFDPOOL_STANDIN_DMABUF (KFD >= 1.12, default
+ *               1), HSA_DISABLE_FRAGMENT_ALLOCATOR (ROCr's own variable)
+ *   last error  every call writes the thread's last error
  *   streams     hipStreamCreate/Destroy (slots are reused, as addresses
- *               are), the null stream per device, hipStreamPerThread
- *   events      complete when recorded, unless their stream is held
- *               (kfdpool_standin_hold); hipEventSynchronize and
- *               hipDeviceSynchronize complete what they wait for
- *   memory      "device" memory is host memory behind a real dma-buf
+ *               are), the null stream per device, hipStreamPerThread, each
+ *               on a device; capture (begin, end, status, modes)
+ *   events      of the device current at their creation; complete when
+ *               recorded, unless their stream is held
+ *               (kfdpool_standin_hold)
+ *   memory      "device" memory is host memory behind real dma-bufs
  *               (libkfdpool-hip's host backends: heap, udmabuf, vgem), so
- *               that the kfdpool module pins it: hipExtMallocWithFlags,
- *               hipMalloc; the virtual memory calls (hipMemCreate,
- *               hipMemAddressReserve, hipMemMap, hipMemSetAccess,
- *               hipMemExportToShareableHandle, ...); hsa's
- *               hsa_amd_portable_export_dmabuf
+ *               that the kfdpool module pins it: hipMalloc and
+ *               hipExtMallocWithFlags through a model of ROCr's fragment
+ *               allocator; the virtual memory calls; host registration
  *   import      hipImportExternalMemory (OpaqueFd) maps the dma-buf;
- *               like clr it leaves the fd to the caller, or takes it
- *               (closes it) with KFDPOOL_STANDIN_TAKE_FD=1, as CUDA does
+ *               like clr it leaves the fd to the caller and keeps its
+ *               number, or takes it (closes it) with
+ *               KFDPOOL_STANDIN_TAKE_FD=1, as CUDA does
  *   copies      hipMemcpy/hipMemset refuse "device" pointers it does not
  *               know, as a runtime would treat them as unknown
  *   failures    kfdpool_standin_fail: the next call of a named function
@@ -39,11 +44,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* libhsa-runtime64.so.1's part: the dma-buf export of ROCr >= 5.6, made
- * by the runtime stand-in it comes with. */
+/* libhsa-runtime64.so.1's part: what ROCr exports beside HIP, made by the
+ * runtime stand-in it comes with. */
 int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 			       uint64_t *off);
 int kfdpool_standin_hsa_close(int fd);
+int kfdpool_standin_hsa_info(int attr, void *value);
 
 __attribute__((visibility("default")))
 int hsa_amd_portable_export_dmabuf(const void *ptr, size_t size, int *dmabuf,
@@ -56,6 +62,12 @@ __attribute__((visibility("default")))
 int hsa_amd_portable_close_dmabuf(int dmabuf)
 {
 	return kfdpool_standin_hsa_close(dmabuf);
+}
+
+__attribute__((visibility("default")))
+int hsa_system_get_info(int attribute, void *value)
+{
+	return kfdpool_standin_hsa_info(attribute, value);
 }
 
 #else
@@ -78,7 +90,17 @@ int hsa_amd_portable_close_dmabuf(int dmabuf)
 #define MAXDEV 8
 #define MAXSTREAMS 64
 #define MAXEVENTS 1024
-#define MAXMEM 1024
+#define MAXMEM 4096
+#define MAXBLOCKS 512
+#define MAXFRAGS 64
+#define BLOCK ((size_t)2 << 20)
+#define PAGE_SZ ((size_t)4096)
+
+/* HSA status values (hsa.h). */
+#define HSA_OK 0
+#define HSA_STATUS_ERROR 0x1000
+#define HSA_STATUS_ERROR_INVALID_ARGUMENT 0x1001
+#define HSA_STATUS_ERROR_INVALID_ALLOCATION 0x1002
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -133,6 +155,14 @@ API size_t kfdpool_standin_log(char *buf, size_t len)
 	return n;
 }
 
+/*
+ * The thread's last error: clr's HIP_RETURN stores every call's result in
+ * it (hipamd/src/hip_internal.hpp, rocm-5.6.0 to rocm-6.2.2), and
+ * hipGetLastError answers it and puts hipSuccess back (hip_error.cpp).
+ */
+static __thread hipError_t last_error;
+#define RET(e) return (last_error = (hipError_t)(e))
+
 /* ---- failures on command ---- */
 
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -177,8 +207,34 @@ static int failing(const char *name)
 	do { \
 		int fail_ = failing(name); \
 		if (fail_ > 0) \
-			return (hipError_t)fail_; \
+			RET(fail_); \
 	} while (0)
+
+/* ---- what the runtime and the driver can do ---- */
+
+static int env_int(const char *name, int dflt)
+{
+	const char *e = getenv(name);
+
+	return e && *e ? atoi(e) : dflt;
+}
+
+static int version(void)
+{
+	return env_int("KFDPOOL_STANDIN_VERSION", 60200000);
+}
+
+/*
+ * hipMemCreate refuses any requestedHandleType but None, and
+ * hipMemExportToShareableHandle is a stub answering hipErrorNotSupported,
+ * before clr commit 56ebf5157 ("VMM IPC implementation for Linux"), in
+ * rocm-6.2.0 (hipamd/src/hip_vm.cpp of rocm-5.7.1, 6.0.0, 6.1.2 and
+ * 6.2.2).
+ */
+static int vmm_ipc(void)
+{
+	return version() >= 60200000;
+}
 
 /* ---- devices ---- */
 
@@ -186,39 +242,45 @@ static char busids[MAXDEV][16];
 static int ndev = -1;
 static __thread int cur_dev;
 
-static void devices(void)
+static int ndevices(void)
 {
 	const char *e = getenv("KFDPOOL_STANDIN_DEVICES");
 	char *s, *tok, *save = NULL;
 
 	if (ndev >= 0)
-		return;
+		return ndev;
 	ndev = 0;
 	s = strdup(e ? e : "0000:03:00.0,0000:c1:00.0");
 	for (tok = strtok_r(s, ",", &save); tok && ndev < MAXDEV;
 	     tok = strtok_r(NULL, ",", &save))
 		snprintf(busids[ndev++], sizeof(busids[0]), "%s", tok);
 	free(s);
+	return ndev;
+}
+
+static int count_devices(void)
+{
+	int n;
+
+	pthread_mutex_lock(&mu);
+	n = ndevices();
+	pthread_mutex_unlock(&mu);
+	return n;
 }
 
 API hipError_t hipGetDeviceCount(int *n)
 {
-	pthread_mutex_lock(&mu);
-	devices();
-	*n = ndev;
-	pthread_mutex_unlock(&mu);
-	return ndev ? hipSuccess : hipErrorNoDevice;
+	*n = count_devices();
+	RET(*n ? hipSuccess : hipErrorNoDevice);
 }
 
 API hipError_t hipGetDevice(int *d)
 {
-	int n;
-
 	FAIL_POINT("hipGetDevice");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	if (!count_devices())
+		RET(hipErrorNoDevice);
 	*d = cur_dev;
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 API hipError_t hipSetDevice(int d)
@@ -226,35 +288,53 @@ API hipError_t hipSetDevice(int d)
 	int n;
 
 	FAIL_POINT("hipSetDevice");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	n = count_devices();
+	if (!n)
+		RET(hipErrorNoDevice);
 	if (d < 0 || d >= n)
-		return hipErrorInvalidDevice;
+		RET(hipErrorInvalidDevice);
 	cur_dev = d;
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
+/* hip_context.cpp (rocm-5.6.0 to 6.2.2): NULL is hipErrorInvalidValue. */
 API hipError_t hipRuntimeGetVersion(int *v)
 {
-	const char *e = getenv("KFDPOOL_STANDIN_VERSION");
+	if (!v)
+		RET(hipErrorInvalidValue);
+	*v = version();
+	RET(hipSuccess);
+}
 
-	*v = e ? atoi(e) : 60200000;
-	return hipSuccess;
+/*
+ * hipDeviceAttributeVirtualMemoryManagementSupported
+ * (hip_device_runtime.cpp): rocdevice.cpp sets it false in rocm-6.0.0,
+ * and from ROCr's HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED from
+ * rocm-6.1 on, though hipMemCreate still refuses shareable handles there.
+ */
+API hipError_t hipDeviceGetAttribute(int *v, hipDeviceAttribute_t attr, int dev)
+{
+	if (!v)
+		RET(hipErrorInvalidValue);
+	if (dev < 0 || dev >= count_devices())
+		RET(hipErrorInvalidDevice);
+	if (attr != hipDeviceAttributeVirtualMemoryManagementSupported)
+		RET(hipErrorInvalidValue);
+	*v = version() >= 60100000 && env_int("KFDPOOL_STANDIN_VMM", 1);
+	RET(hipSuccess);
 }
 
 API hipError_t hipDeviceGetPCIBusId(char *buf, int len, int dev)
 {
-	int n;
-
 	FAIL_POINT("hipDeviceGetPCIBusId");
-	if (hipGetDeviceCount(&n) || dev < 0 || dev >= n || len < 13)
-		return hipErrorInvalidDevice;
+	if (dev < 0 || dev >= count_devices() || len < 13)
+		RET(hipErrorInvalidDevice);
 	/* clr spells the hex digits in upper case at times: so do we. */
 	snprintf(buf, len, "%s", busids[dev]);
 	for (char *c = buf; *c; c++)
 		if (*c >= 'a' && *c <= 'f')
 			*c -= 'a' - 'A';
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 API hipError_t hipDeviceGetByPCIBusId(int *dev, const char *id)
@@ -262,15 +342,36 @@ API hipError_t hipDeviceGetByPCIBusId(int *dev, const char *id)
 	int n, i;
 
 	FAIL_POINT("hipDeviceGetByPCIBusId");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	n = count_devices();
+	if (!n)
+		RET(hipErrorNoDevice);
 	for (i = 0; i < n; i++) {
 		if (!strcasecmp(busids[i], id)) {
 			*dev = i;
-			return hipSuccess;
+			RET(hipSuccess);
 		}
 	}
-	return hipErrorInvalidDevice;
+	RET(hipErrorInvalidDevice);
+}
+
+/* ---- the last error (hip_error.cpp) ---- */
+
+API hipError_t hipGetLastError(void)
+{
+	hipError_t e = last_error;
+
+	last_error = hipSuccess;
+	return e;
+}
+
+API hipError_t hipExtGetLastError(void)
+{
+	return hipGetLastError();
+}
+
+API hipError_t hipPeekAtLastError(void)
+{
+	RET(last_error);
 }
 
 /* ---- streams and events ---- */
@@ -278,12 +379,16 @@ API hipError_t hipDeviceGetByPCIBusId(int *dev, const char *id)
 struct sstream {
 	int used, id, dev, held;
 	uint64_t recorded, completed;
+	int capture;			/* hipStreamCaptureStatus */
+	int capmode;
+	pthread_t capthread;
 };
 
 struct sevent {
-	int used, id;
-	struct sstream *s;
+	int used, id, dev;
+	struct sstream *s;		/* where its completion is tracked */
 	uint64_t ticket;
+	struct sstream *cap;		/* the stream last recorded on */
 };
 
 static struct sstream streams[MAXSTREAMS];
@@ -291,7 +396,14 @@ static struct sstream nulls[MAXDEV];
 static __thread struct sstream perthread[MAXDEV];
 static struct sevent events[MAXEVENTS];
 static int next_id = 1;
+static __thread int capture_mode;	/* hipStreamCaptureMode */
 
+static int user_stream(const struct sstream *s)
+{
+	return s >= streams && s < streams + MAXSTREAMS;
+}
+
+/* The stream @h is (mu held), or NULL when it is no valid stream. */
 static struct sstream *stream_of(hipStream_t h)
 {
 	struct sstream *s = (struct sstream *)h;
@@ -300,7 +412,7 @@ static struct sstream *stream_of(hipStream_t h)
 		s = &nulls[cur_dev];
 	} else if (h == hipStreamPerThread) {
 		s = &perthread[cur_dev];
-	} else if (s < streams || s >= streams + MAXSTREAMS || !s->used) {
+	} else if (!user_stream(s) || !s->used) {
 		return NULL;
 	}
 	if (!s->id) {
@@ -309,6 +421,15 @@ static struct sstream *stream_of(hipStream_t h)
 		s->used = 1;
 	}
 	return s;
+}
+
+/* hip_stream.cpp's isValid (rocm-6.2.2): hipStreamLegacy is not a stream
+ * there, and kfdpool's stream checks must see the runtime's answer. */
+static struct sstream *valid_stream(hipStream_t h)
+{
+	if (h == hipStreamLegacy && version() < 60300000)
+		return NULL;
+	return stream_of(h);
 }
 
 static struct sevent *event_of(hipEvent_t h)
@@ -325,6 +446,83 @@ static int done(const struct sevent *e)
 	return !e->s || e->ticket <= e->s->completed;
 }
 
+static int capturing(const struct sstream *s)
+{
+	return s && s->capture == hipStreamCaptureStatusActive;
+}
+
+static int any_capture(void)
+{
+	int i;
+
+	for (i = 0; i < MAXSTREAMS; i++)
+		if (streams[i].used && capturing(&streams[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * CHECK_STREAM_CAPTURE_SUPPORTED (hip_internal.hpp, rocm-6.2.2), in
+ * hipMalloc, hipFree, hipHostRegister, hipHostUnregister among others:
+ * unless the thread's capture mode is relaxed, a call while this thread
+ * (thread-local mode) or any thread (global mode) captures invalidates
+ * those captures and fails.  mu held.
+ */
+static int capture_unsafe(const char *name)
+{
+	pthread_t me = pthread_self();
+	int i, hit = 0;
+
+	if (capture_mode == hipStreamCaptureModeRelaxed)
+		return 0;
+	for (i = 0; i < MAXSTREAMS; i++) {
+		struct sstream *s = &streams[i];
+
+		if (!s->used || !capturing(s))
+			continue;
+		if (!pthread_equal(s->capthread, me) &&
+		    (capture_mode != hipStreamCaptureModeGlobal ||
+		     s->capmode != hipStreamCaptureModeGlobal))
+			continue;
+		s->capture = hipStreamCaptureStatusInvalidated;
+		say("%s invalidates the capture of s%d", name, s->id);
+		hit = 1;
+	}
+	return hit;
+}
+
+#define CHECK_CAPTURE(name) \
+	do { \
+		int bad_; \
+		pthread_mutex_lock(&mu); \
+		bad_ = capture_unsafe(name); \
+		pthread_mutex_unlock(&mu); \
+		if (bad_) \
+			RET(hipErrorStreamCaptureUnsupported); \
+	} while (0)
+
+/* Device::SyncAllStreams (hip_device.cpp, rocm-6.2.2): what ihipFree and
+ * ihipHostUnregister wait for.  mu held. */
+static void sync_all_streams(int dev, const char *why)
+{
+	int i, waited = 0;
+
+	for (i = 0; i < MAXSTREAMS; i++) {
+		struct sstream *s = &streams[i];
+
+		if (s->used && s->dev == dev) {
+			waited |= s->completed != s->recorded;
+			s->completed = s->recorded;
+		}
+	}
+	waited |= nulls[dev].completed != nulls[dev].recorded ||
+		  perthread[dev].completed != perthread[dev].recorded;
+	nulls[dev].completed = nulls[dev].recorded;
+	perthread[dev].completed = perthread[dev].recorded;
+	say("%s syncs all streams of dev%d%s", why, dev,
+	    waited ? " (waits)" : "");
+}
+
 API hipError_t hipStreamCreate(hipStream_t *out)
 {
 	int i;
@@ -336,18 +534,22 @@ API hipError_t hipStreamCreate(hipStream_t *out)
 		;
 	if (i == MAXSTREAMS) {
 		pthread_mutex_unlock(&mu);
-		return hipErrorOutOfMemory;
+		RET(hipErrorOutOfMemory);
 	}
 	memset(&streams[i], 0, sizeof(streams[i]));
 	streams[i].used = 1;
 	streams[i].id = next_id++;
 	streams[i].dev = cur_dev;
 	*out = (hipStream_t)&streams[i];
-	say("hipStreamCreate s%d", streams[i].id);
+	say("hipStreamCreate s%d dev%d", streams[i].id, cur_dev);
 	pthread_mutex_unlock(&mu);
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
+/*
+ * hipStreamDestroy (hip_stream.cpp, rocm-6.2.2) ends a capture, and the
+ * queue's terminate() waits for its work (rocclr commandqueue.cpp).
+ */
 API hipError_t hipStreamDestroy(hipStream_t h)
 {
 	struct sstream *s;
@@ -357,26 +559,141 @@ API hipError_t hipStreamDestroy(hipStream_t h)
 	    stream_of(h);
 	if (s) {
 		say("hipStreamDestroy s%d", s->id);
-		/* Its work runs to its end, as a runtime's would. */
 		s->completed = s->recorded;
+		s->capture = hipStreamCaptureStatusNone;
 		s->used = 0;
 	}
 	pthread_mutex_unlock(&mu);
-	return s ? hipSuccess : hipErrorInvalidHandle;
+	RET(s ? hipSuccess : h && h != hipStreamPerThread ?
+	    hipErrorContextIsDestroyed : hipErrorInvalidHandle);
+}
+
+/* hip_stream.cpp (rocm-5.6.0 to 6.2.2): the null stream is the current
+ * device's. */
+API hipError_t hipStreamGetDevice(hipStream_t h, int *dev)
+{
+	struct sstream *s;
+
+	if (!dev)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	s = valid_stream(h);
+	if (s)
+		*dev = s->dev;
+	pthread_mutex_unlock(&mu);
+	RET(s ? hipSuccess : hipErrorContextIsDestroyed);
+}
+
+/* hipStreamSynchronize_common (hip_stream.cpp, rocm-6.2.2). */
+static hipError_t stream_sync(hipStream_t h, const char *name)
+{
+	struct sstream *s;
+	hipError_t r = hipSuccess;
+
+	pthread_mutex_lock(&mu);
+	s = valid_stream(h);
+	if (!s) {
+		r = hipErrorContextIsDestroyed;
+	} else if (user_stream(s) && capturing(s)) {
+		r = hipErrorStreamCaptureUnsupported;
+	} else {
+		s->completed = s->recorded;
+		say("%s s%d", name, s->id);
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
 }
 
 API hipError_t hipStreamSynchronize(hipStream_t h)
 {
+	return stream_sync(h, "hipStreamSynchronize");
+}
+
+API hipError_t hipStreamSynchronize_spt(hipStream_t h)
+{
+	return stream_sync(h ? h : hipStreamPerThread,
+			   "hipStreamSynchronize_spt");
+}
+
+/* hip_graph.cpp (rocm-6.2.2): the legacy null stream cannot be
+ * captured. */
+API hipError_t hipStreamBeginCapture(hipStream_t h, hipStreamCaptureMode mode)
+{
 	struct sstream *s;
+	hipError_t r = hipSuccess;
 
 	pthread_mutex_lock(&mu);
-	s = stream_of(h);
-	if (s) {
-		s->completed = s->recorded;
-		say("hipStreamSynchronize s%d", s->id);
+	s = valid_stream(h);
+	if (!s)
+		r = hipErrorContextIsDestroyed;
+	else if (!user_stream(s) && s != &perthread[cur_dev])
+		r = hipErrorStreamCaptureUnsupported;
+	else if (s->capture != hipStreamCaptureStatusNone)
+		r = hipErrorIllegalState;
+	if (!r) {
+		s->capture = hipStreamCaptureStatusActive;
+		s->capmode = mode;
+		s->capthread = pthread_self();
+		say("hipStreamBeginCapture s%d mode %d", s->id, (int)mode);
 	}
 	pthread_mutex_unlock(&mu);
-	return s ? hipSuccess : hipErrorInvalidHandle;
+	RET(r);
+}
+
+API hipError_t hipStreamEndCapture(hipStream_t h, hipGraph_t *graph)
+{
+	struct sstream *s;
+	hipError_t r = hipSuccess;
+
+	pthread_mutex_lock(&mu);
+	s = valid_stream(h);
+	if (!s || !graph)
+		r = hipErrorInvalidValue;
+	else if (s->capture == hipStreamCaptureStatusNone)
+		r = hipErrorIllegalState;
+	else if (s->capture == hipStreamCaptureStatusInvalidated)
+		r = hipErrorStreamCaptureInvalidated;
+	if (s && s->capture != hipStreamCaptureStatusNone) {
+		s->capture = hipStreamCaptureStatusNone;
+		say("hipStreamEndCapture s%d%s", s->id, r ? " invalidated" : "");
+	}
+	if (!r)
+		*graph = (hipGraph_t)s;
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+/* hipStreamIsCapturing_common (hip_graph.cpp, rocm-6.2.2). */
+API hipError_t hipStreamIsCapturing(hipStream_t h, hipStreamCaptureStatus *st)
+{
+	struct sstream *s;
+	hipError_t r = hipSuccess;
+
+	if (!st)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	s = valid_stream(h);
+	if (!s)
+		r = hipErrorContextIsDestroyed;
+	else if (!h && any_capture())
+		r = hipErrorStreamCaptureImplicit;
+	else
+		*st = (hipStreamCaptureStatus)s->capture;
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+API hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode)
+{
+	int old;
+
+	if (!mode || *mode < hipStreamCaptureModeGlobal ||
+	    *mode > hipStreamCaptureModeRelaxed)
+		RET(hipErrorInvalidValue);
+	old = capture_mode;
+	capture_mode = *mode;
+	*mode = (hipStreamCaptureMode)old;
+	RET(hipSuccess);
 }
 
 API void kfdpool_standin_hold(hipStream_t h, int hold)
@@ -413,6 +730,19 @@ API void kfdpool_standin_run(hipStream_t h)
 	pthread_mutex_unlock(&mu);
 }
 
+API int kfdpool_standin_pending(hipStream_t h)
+{
+	struct sstream *s;
+	int n;
+
+	pthread_mutex_lock(&mu);
+	s = stream_of(h);
+	n = s ? (int)(s->recorded - s->completed) : -1;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+/* hip::Event takes the current device (hip_event.hpp). */
 API hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned int flags)
 {
 	int i;
@@ -423,15 +753,17 @@ API hipError_t hipEventCreateWithFlags(hipEvent_t *out, unsigned int flags)
 		;
 	if (i == MAXEVENTS) {
 		pthread_mutex_unlock(&mu);
-		return hipErrorOutOfMemory;
+		RET(hipErrorOutOfMemory);
 	}
 	memset(&events[i], 0, sizeof(events[i]));
 	events[i].used = 1;
 	events[i].id = next_id++;
+	events[i].dev = cur_dev;
 	*out = (hipEvent_t)&events[i];
-	say("hipEventCreateWithFlags e%d %#x", events[i].id, flags);
+	say("hipEventCreateWithFlags e%d %#x dev%d", events[i].id, flags,
+	    cur_dev);
 	pthread_mutex_unlock(&mu);
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 API hipError_t hipEventCreate(hipEvent_t *out)
@@ -450,27 +782,47 @@ API hipError_t hipEventDestroy(hipEvent_t h)
 		e->used = 0;
 	}
 	pthread_mutex_unlock(&mu);
-	return e ? hipSuccess : hipErrorInvalidHandle;
+	RET(e ? hipSuccess : hipErrorInvalidHandle);
 }
 
+/*
+ * hipEventRecord_common (hip_event.cpp, rocm-6.2.2): the event remembers
+ * the stream (SetCaptureStream); on a capturing stream it joins the
+ * capture; otherwise a stream of another device than the event's is
+ * refused with hipErrorInvalidHandle.
+ */
 static hipError_t record(hipEvent_t h, hipStream_t sh, const char *name)
 {
 	struct sstream *s;
 	struct sevent *e;
+	hipError_t r = hipSuccess;
 
 	FAIL_POINT(name);
 	pthread_mutex_lock(&mu);
 	e = event_of(h);
-	s = stream_of(sh);
-	if (e && s) {
-		e->s = s;
-		e->ticket = ++s->recorded;
-		if (!s->held)
-			s->completed = s->recorded;
-		say("%s e%d s%d", name, e->id, s->id);
+	s = valid_stream(sh);
+	if (!e) {
+		r = hipErrorInvalidHandle;
+	} else if (!s) {
+		r = hipErrorContextIsDestroyed;
+	} else {
+		e->cap = user_stream(s) || s == &perthread[cur_dev] ? s : NULL;
+		if (capturing(s)) {
+			say("%s e%d s%d (captured)", name, e->id, s->id);
+		} else if (e->dev != s->dev) {
+			say("%s e%d of dev%d on s%d of dev%d refused", name,
+			    e->id, e->dev, s->id, s->dev);
+			r = hipErrorInvalidHandle;
+		} else {
+			e->s = s;
+			e->ticket = ++s->recorded;
+			if (!s->held)
+				s->completed = s->recorded;
+			say("%s e%d s%d", name, e->id, s->id);
+		}
 	}
 	pthread_mutex_unlock(&mu);
-	return e && s ? hipSuccess : hipErrorInvalidHandle;
+	RET(r);
 }
 
 API hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
@@ -483,6 +835,17 @@ API hipError_t hipEventRecord_spt(hipEvent_t e, hipStream_t s)
 	return record(e, s ? s : hipStreamPerThread, "hipEventRecord_spt");
 }
 
+/* ihipEventQuery, hipEventSynchronize (hip_event.cpp, rocm-6.2.2): an
+ * event whose stream is capturing invalidates that capture. */
+static int breaks_capture(struct sevent *e, const char *name)
+{
+	if (!capturing(e->cap))
+		return 0;
+	e->cap->capture = hipStreamCaptureStatusInvalidated;
+	say("%s e%d invalidates the capture of s%d", name, e->id, e->cap->id);
+	return 1;
+}
+
 API hipError_t hipEventQuery(hipEvent_t h)
 {
 	struct sevent *e;
@@ -490,24 +853,31 @@ API hipError_t hipEventQuery(hipEvent_t h)
 
 	pthread_mutex_lock(&mu);
 	e = event_of(h);
-	r = !e ? hipErrorInvalidHandle : done(e) ? hipSuccess : hipErrorNotReady;
+	r = !e ? hipErrorInvalidHandle :
+	    breaks_capture(e, "hipEventQuery") ? hipErrorCapturedEvent :
+	    done(e) ? hipSuccess : hipErrorNotReady;
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipEventSynchronize(hipEvent_t h)
 {
 	struct sevent *e;
+	hipError_t r = hipSuccess;
 
 	pthread_mutex_lock(&mu);
 	e = event_of(h);
-	if (e && !done(e)) {
+	if (!e) {
+		r = hipErrorInvalidHandle;
+	} else if (breaks_capture(e, "hipEventSynchronize")) {
+		r = hipErrorCapturedEvent;
+	} else if (!done(e)) {
 		/* Waiting: the stream gets there. */
 		say("hipEventSynchronize e%d waits", e->id);
 		e->s->completed = e->ticket;
 	}
 	pthread_mutex_unlock(&mu);
-	return e ? hipSuccess : hipErrorInvalidHandle;
+	RET(r);
 }
 
 static hipError_t wait_event(hipStream_t sh, hipEvent_t h, unsigned int flags,
@@ -515,17 +885,18 @@ static hipError_t wait_event(hipStream_t sh, hipEvent_t h, unsigned int flags,
 {
 	struct sstream *s;
 	struct sevent *e;
+	hipError_t r;
 
 	FAIL_POINT(name);
 	pthread_mutex_lock(&mu);
-	s = stream_of(sh);
+	s = valid_stream(sh);
 	e = event_of(h);
-	if (s && e && !flags)
+	r = flags ? hipErrorInvalidValue : !e ? hipErrorInvalidHandle :
+	    !s ? hipErrorContextIsDestroyed : hipSuccess;
+	if (!r)
 		say("%s s%d e%d", name, s->id, e->id);
 	pthread_mutex_unlock(&mu);
-	if (flags)
-		return hipErrorInvalidValue;
-	return s && e ? hipSuccess : hipErrorInvalidHandle;
+	RET(r);
 }
 
 API hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e,
@@ -553,20 +924,48 @@ API hipError_t hipDeviceSynchronize(void)
 	perthread[cur_dev].completed = perthread[cur_dev].recorded;
 	say("hipDeviceSynchronize dev%d", cur_dev);
 	pthread_mutex_unlock(&mu);
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 /* ---- memory ---- */
 
-enum { M_MALLOC = 1, M_VMM, M_MAP, M_IMPORT, M_IMAP };
+/*
+ * Driver objects (KFD allocations), each a real dma-buf of host memory:
+ * the blocks of ROCr's fragment allocator, the allocations it makes
+ * directly, hipMemCreate's handles.  KFD exports one dma-buf per object
+ * and keeps it (mem->dmabuf): every export of an object is that one
+ * dma-buf again.
+ */
+struct frag {
+	size_t off, size;
+	int used;
+};
+
+struct sblock {
+	int used, dev;
+	uint64_t id;		/* never reused */
+	struct kp_mem km;	/* the dma-buf, mapped at km.addr */
+	size_t size;
+	int discard;		/* no more sub-allocation, freed when empty */
+	uint64_t cached;	/* in the block cache: its order there, else 0 */
+	int nfrag;
+	struct frag frags[MAXFRAGS];
+};
+
+static struct sblock blocks[MAXBLOCKS];
+static uint64_t block_ids, cache_seq;
+
+enum { M_MALLOC = 1, M_VMM, M_MAP, M_IMPORT, M_IMAP, M_HOSTREG };
 
 struct smem {
 	int kind, dev;
 	void *p;		/* where the process uses it */
 	size_t size;
-	int fd;			/* the dma-buf (ours) */
-	struct kp_mem mem;	/* the backend's chunk (M_MALLOC, M_VMM) */
+	struct sblock *blk;	/* M_MALLOC, M_VMM: the driver object */
 	struct smem *of;	/* M_MAP: the handle; M_IMAP: the import */
+	int fd;			/* M_IMPORT: the number it was given */
+	int refs;		/* M_IMPORT: mapped buffers + 1 */
+	unsigned int flags;	/* M_HOSTREG */
 };
 
 static struct smem mems[MAXMEM];
@@ -593,7 +992,8 @@ static struct smem *mem_at(const void *p)
 	for (i = 0; i < MAXMEM; i++) {
 		struct smem *m = &mems[i];
 
-		if ((m->kind == M_MALLOC || m->kind == M_MAP || m->kind == M_IMAP) &&
+		if ((m->kind == M_MALLOC || m->kind == M_MAP ||
+		     m->kind == M_IMAP || m->kind == M_HOSTREG) &&
 		    (const char *)p >= (char *)m->p &&
 		    (const char *)p < (char *)m->p + m->size)
 			return m;
@@ -622,45 +1022,224 @@ static const struct kp_backend *exporter(int *err)
 	return NULL;
 }
 
-/* A real dma-buf of host memory, mapped. */
-static int dmabuf_alloc(size_t size, struct kp_mem *km)
+/* A new driver object of @size bytes on @dev (mu held), or NULL. */
+static struct sblock *object_new(int dev, size_t size)
 {
 	const struct kp_backend *be;
-	int err;
+	struct sblock *b = NULL;
+	int i, err;
 
+	for (i = 0; i < MAXBLOCKS && blocks[i].used; i++)
+		;
 	be = exporter(&err);
-	if (!be)
-		return err;
-	return be->alloc(0, (size + 4095) & ~(size_t)4095, km);
+	if (i == MAXBLOCKS || !be)
+		return NULL;
+	b = &blocks[i];
+	memset(b, 0, sizeof(*b));
+	if (be->alloc(0, size, &b->km))
+		return NULL;
+	b->used = 1;
+	b->dev = dev;
+	b->id = ++block_ids;
+	b->size = size;
+	return b;
 }
 
-static void dmabuf_free(struct kp_mem *km)
+static void object_free(struct sblock *b)
 {
 	const struct kp_backend *be;
 	int err;
 
 	be = exporter(&err);
 	if (be)
-		be->free(km);
+		be->free(&b->km);
+	b->used = 0;
+}
+
+/* ---- ROCr's fragment allocator ---- */
+
+static int fragments_off(void)
+{
+	const char *e = getenv("HSA_DISABLE_FRAGMENT_ALLOCATOR");
+
+	return e && !strcmp(e, "1");
+}
+
+static void frag_split(struct sblock *b, int i, size_t bytes)
+{
+	struct frag *f = &b->frags[i];
+
+	if (f->size > bytes && b->nfrag < MAXFRAGS) {
+		memmove(&b->frags[i + 2], &b->frags[i + 1],
+			(b->nfrag - i - 1) * sizeof(*f));
+		b->frags[i + 1] = (struct frag){ f->off + bytes,
+						 f->size - bytes, 0 };
+		b->nfrag++;
+		f->size = bytes;
+	}
+	f->used = 1;
+}
+
+static size_t in_use_size(int dev)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < MAXBLOCKS; i++)
+		if (blocks[i].used && blocks[i].dev == dev &&
+		    !blocks[i].cached && !blocks[i].discard)
+			n += blocks[i].size;
+	return n;
+}
+
+/* SimpleHeap::balance: old cached blocks go while the cache is more than
+ * twice the blocks in use. */
+static void balance(int dev)
+{
+	for (;;) {
+		struct sblock *oldest = NULL;
+		size_t cached = 0;
+		int i, n = 0;
+
+		for (i = 0; i < MAXBLOCKS; i++) {
+			struct sblock *b = &blocks[i];
+
+			if (!b->used || b->dev != dev || !b->cached)
+				continue;
+			n++;
+			cached += b->size;
+			if (!oldest || b->cached < oldest->cached)
+				oldest = b;
+		}
+		if (n <= 1 || cached <= 2 * in_use_size(dev))
+			return;
+		say("block cache frees a block of dev%d", dev);
+		object_free(oldest);
+	}
+}
+
+/*
+ * MemoryRegion::AllocateImpl and SimpleHeap::alloc (ROCR-Runtime
+ * src/core/runtime/amd_memory_region.cpp and src/core/util/simple_heap.h,
+ * rocm-5.6.0 to rocm-6.2.4): ordinary VRAM comes from 2 MiB blocks, best
+ * fit among the free fragments of blocks in use, else a cached block for
+ * a request under 2 MiB, else a new block of the request rounded up to
+ * 2 MiB, which a request over 2 MiB has to itself (discardBlock).  With
+ * HSA_DISABLE_FRAGMENT_ALLOCATOR=1 every allocation is its own KFD
+ * object.  mu held.
+ */
+static void *frag_alloc(int dev, size_t bytes, struct sblock **out)
+{
+	struct sblock *best = NULL, *b;
+	int i, j, bi = -1;
+
+	bytes = (bytes + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+	if (fragments_off()) {
+		b = object_new(dev, bytes);
+		if (!b)
+			return NULL;
+		b->discard = 1;
+		b->frags[0] = (struct frag){ 0, bytes, 1 };
+		b->nfrag = 1;
+		*out = b;
+		return b->km.addr;
+	}
+	for (i = 0; i < MAXBLOCKS; i++) {
+		b = &blocks[i];
+		if (!b->used || b->dev != dev || b->discard || b->cached)
+			continue;
+		for (j = 0; j < b->nfrag; j++) {
+			struct frag *f = &b->frags[j];
+
+			if (!f->used && f->size >= bytes &&
+			    (!best || f->size < best->frags[bi].size)) {
+				best = b;
+				bi = j;
+			}
+		}
+	}
+	if (best) {
+		frag_split(best, bi, bytes);
+		*out = best;
+		return (char *)best->km.addr + best->frags[bi].off;
+	}
+	if (bytes < BLOCK) {
+		for (i = 0; i < MAXBLOCKS; i++) {
+			b = &blocks[i];
+			if (b->used && b->dev == dev && b->cached &&
+			    (!best || b->cached > best->cached))
+				best = b;
+		}
+	}
+	if (best) {
+		say("block cache gives back a block of dev%d", dev);
+		best->cached = 0;
+		b = best;
+	} else {
+		b = object_new(dev, (bytes + BLOCK - 1) & ~(BLOCK - 1));
+		if (!b)
+			return NULL;
+	}
+	b->frags[0] = (struct frag){ 0, b->size, 0 };
+	b->nfrag = 1;
+	frag_split(b, 0, bytes);
+	if (bytes > BLOCK)
+		b->discard = 1;
+	*out = b;
+	return b->km.addr;
+}
+
+/* SimpleHeap::free: a block with no fragment in use is freed when
+ * discarded, else kept in the block cache for the next allocation. */
+static void frag_free(struct sblock *b, void *p)
+{
+	size_t off = (char *)p - (char *)b->km.addr;
+	int i, used = 0;
+
+	for (i = 0; i < b->nfrag; i++)
+		if (b->frags[i].off == off)
+			b->frags[i].used = 0;
+	for (i = 0; i + 1 < b->nfrag;) {
+		if (!b->frags[i].used && !b->frags[i + 1].used) {
+			b->frags[i].size += b->frags[i + 1].size;
+			memmove(&b->frags[i + 1], &b->frags[i + 2],
+				(b->nfrag - i - 2) * sizeof(b->frags[0]));
+			b->nfrag--;
+		} else {
+			i++;
+		}
+	}
+	for (i = 0; i < b->nfrag; i++)
+		used |= b->frags[i].used;
+	if (used)
+		return;
+	if (b->discard) {
+		object_free(b);
+		return;
+	}
+	b->cached = ++cache_seq;
+	say("block of dev%d back to the block cache", b->dev);
+	balance(b->dev);
 }
 
 static hipError_t malloc_dev(void **p, size_t size, const char *name)
 {
+	struct sblock *b = NULL;
 	struct smem *m;
 	hipError_t r = hipErrorOutOfMemory;
-	int n;
 
 	if (!p || !size)
-		return hipErrorInvalidValue;
+		RET(hipErrorInvalidValue);
 	FAIL_POINT(name);
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	if (!count_devices())
+		RET(hipErrorNoDevice);
 	pthread_mutex_lock(&mu);
 	m = mem_new(M_MALLOC);
-	if (m && !dmabuf_alloc(size, &m->mem)) {
-		m->p = m->mem.addr;
-		m->size = m->mem.size;
-		m->fd = m->mem.dmabuf_fd;
+	if (m)
+		m->p = frag_alloc(cur_dev, size, &b);
+	if (m && m->p) {
+		m->size = (size + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		m->blk = b;
 		m->dev = cur_dev;
 		*p = m->p;
 		say("%s dev%d %zu", name, cur_dev, size);
@@ -669,7 +1248,7 @@ static hipError_t malloc_dev(void **p, size_t size, const char *name)
 		m->kind = 0;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipExtMallocWithFlags(void **p, size_t size, unsigned int flags)
@@ -679,30 +1258,39 @@ API hipError_t hipExtMallocWithFlags(void **p, size_t size, unsigned int flags)
 
 API hipError_t hipMalloc(void **p, size_t size)
 {
+	CHECK_CAPTURE("hipMalloc");
 	return malloc_dev(p, size, "hipMalloc");
 }
 
+/*
+ * Runtime::DmaBufExport (ROCR-Runtime src/core/runtime/runtime.cpp,
+ * rocm-5.6.0 to 6.2.4) and hsaKmtExportDMABufHandle: the whole KFD object
+ * holding the range, with the range's offset in it; a fragment's block is
+ * left in sub-allocation.  KFD < 1.12 has no export.
+ */
 API int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 				   uint64_t *off)
 {
 	struct smem *m;
-	int r = 0x1001;		/* HSA_STATUS_ERROR_INVALID_ARGUMENT */
+	int r = HSA_STATUS_ERROR_INVALID_ALLOCATION;
 	int fail = failing("hsa_amd_portable_export_dmabuf");
 
 	if (fail > 0)
 		return fail;
+	if (!env_int("KFDPOOL_STANDIN_DMABUF", 1))
+		return HSA_STATUS_ERROR;
 	pthread_mutex_lock(&mu);
 	m = mem_at(ptr);
 	if (m && m->kind == M_MALLOC &&
 	    (const char *)ptr + size <= (char *)m->p + m->size) {
-		*fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
-		*off = (const char *)ptr - (char *)m->p;
+		*fd = fcntl(m->blk->km.dmabuf_fd, F_DUPFD_CLOEXEC, 3);
+		*off = (const char *)ptr - (char *)m->blk->km.addr;
 		/* As for memory suballocated from a larger buffer. */
 		if (fail == KFDPOOL_STANDIN_WRONG)
 			*off += 4096;
 		say("hsa_amd_portable_export_dmabuf dev%d %zu off %llu", m->dev,
 		    size, (unsigned long long)*off);
-		r = 0;
+		r = HSA_OK;
 	}
 	pthread_mutex_unlock(&mu);
 	return r;
@@ -713,8 +1301,23 @@ API int kfdpool_standin_hsa_close(int fd)
 	pthread_mutex_lock(&mu);
 	say("hsa_amd_portable_close_dmabuf");
 	pthread_mutex_unlock(&mu);
-	return close(fd) ? 0x1000 : 0;
+	return close(fd) ? HSA_STATUS_ERROR : HSA_OK;
 }
+
+/* Runtime::GetSystemInfo (runtime.cpp, rocm-6.2.0): DMABUF_SUPPORTED
+ * from KFD's version (1.12), VIRTUAL_MEM_API_SUPPORTED (6.1 on). */
+API int kfdpool_standin_hsa_info(int attr, void *value)
+{
+	if (attr == 0x204)
+		*(_Bool *)value = env_int("KFDPOOL_STANDIN_DMABUF", 1) != 0;
+	else if (attr == 0x205 && version() >= 60100000)
+		*(_Bool *)value = env_int("KFDPOOL_STANDIN_VMM", 1) != 0;
+	else
+		return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+	return HSA_OK;
+}
+
+/* ---- virtual memory management (hip_vm.cpp) ---- */
 
 API hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *h, size_t size,
 			    const hipMemAllocationProp *prop,
@@ -725,23 +1328,31 @@ API hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *h, size_t size,
 	int n;
 
 	FAIL_POINT("hipMemCreate");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	n = count_devices();
+	if (!n)
+		RET(hipErrorNoDevice);
 	if (!h || !size || flags || !prop ||
 	    prop->type != hipMemAllocationTypePinned ||
 	    prop->location.type != hipMemLocationTypeDevice ||
-	    prop->location.id < 0 || prop->location.id >= n ||
-	    size % 65536)
-		return hipErrorInvalidValue;
+	    prop->location.id < 0 || prop->location.id >= n)
+		RET(hipErrorInvalidValue);
 	if (prop->requestedHandleType != hipMemHandleTypeNone &&
-	    prop->requestedHandleType != hipMemHandleTypePosixFileDescriptor)
-		return hipErrorNotSupported;
+	    (prop->requestedHandleType != hipMemHandleTypePosixFileDescriptor ||
+	     !vmm_ipc()))
+		RET(hipErrorNotSupported);
+	if (size % 65536)
+		RET(hipErrorInvalidValue);
+	/* ROCr without the virtual memory API cannot make the handle:
+	 * SvmBuffer::malloc fails, hipErrorOutOfMemory. */
+	if (!env_int("KFDPOOL_STANDIN_VMM", 1))
+		RET(hipErrorOutOfMemory);
 	pthread_mutex_lock(&mu);
 	m = mem_new(M_VMM);
-	if (m && !dmabuf_alloc(size, &m->mem)) {
+	/* A handle (NoAddress) is its own KFD object, never a fragment. */
+	if (m && (m->blk = object_new(prop->location.id, size))) {
 		m->size = size;
-		m->fd = m->mem.dmabuf_fd;
 		m->dev = prop->location.id;
+		m->flags = prop->requestedHandleType;
 		*h = (hipMemGenericAllocationHandle_t)m;
 		say("hipMemCreate dev%d %zu", m->dev, size);
 		r = hipSuccess;
@@ -749,15 +1360,17 @@ API hipError_t hipMemCreate(hipMemGenericAllocationHandle_t *h, size_t size,
 		m->kind = 0;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipMemGetAllocationGranularity(size_t *g,
 					const hipMemAllocationProp *prop,
 					hipMemAllocationGranularity_flags o)
 {
+	if (!g || !prop)
+		RET(hipErrorInvalidValue);
 	*g = 65536;
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 API hipError_t hipMemAddressReserve(void **p, size_t size, size_t align,
@@ -769,12 +1382,23 @@ API hipError_t hipMemAddressReserve(void **p, size_t size, size_t align,
 	v = mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_NORESERVE, -1, 0);
 	if (v == MAP_FAILED)
-		return hipErrorOutOfMemory;
+		RET(hipErrorOutOfMemory);
 	*p = v;
 	pthread_mutex_lock(&mu);
 	say("hipMemAddressReserve %zu", size);
 	pthread_mutex_unlock(&mu);
-	return hipSuccess;
+	RET(hipSuccess);
+}
+
+/* hipMemMap and hipMemUnmap enqueue on the device's null stream and wait
+ * for it (awaitCompletion, hip_vm.cpp rocm-6.2.2).  mu held. */
+static void await_null_stream(int dev, const char *why)
+{
+	struct sstream *s = &nulls[dev];
+
+	say("%s waits for the null stream of dev%d%s", why, dev,
+	    s->completed != s->recorded ? " (waits)" : "");
+	s->completed = s->recorded;
 }
 
 API hipError_t hipMemMap(void *p, size_t size, size_t off,
@@ -789,19 +1413,21 @@ API hipError_t hipMemMap(void *p, size_t size, size_t off,
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM &&
 	    off + size <= v->size && (m = mem_new(M_MAP))) {
 		if (mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-			 v->fd, off) == p) {
+			 v->blk->km.dmabuf_fd, off) == p) {
 			m->p = p;
 			m->size = size;
 			m->dev = v->dev;
 			m->of = v;
+			m->blk = v->blk;
 			say("hipMemMap dev%d %zu", v->dev, size);
+			await_null_stream(v->dev, "hipMemMap");
 			r = hipSuccess;
 		} else {
 			m->kind = 0;
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipMemSetAccess(void *p, size_t size, const hipMemAccessDesc *d,
@@ -813,8 +1439,9 @@ API hipError_t hipMemSetAccess(void *p, size_t size, const hipMemAccessDesc *d,
 	int n;
 
 	FAIL_POINT("hipMemSetAccess");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	n = count_devices();
+	if (!n)
+		RET(hipErrorNoDevice);
 	pthread_mutex_lock(&mu);
 	m = mem_at(p);
 	if (m && m->kind == M_MAP && m->p == p && m->size == size) {
@@ -830,9 +1457,11 @@ API hipError_t hipMemSetAccess(void *p, size_t size, const hipMemAccessDesc *d,
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
+/* A stub before rocm-6.2.0; then the handle type must be the one asked
+ * for at hipMemCreate (hip_vm.cpp). */
 API hipError_t hipMemExportToShareableHandle(void *out,
 				hipMemGenericAllocationHandle_t h,
 				hipMemAllocationHandleType type,
@@ -843,18 +1472,23 @@ API hipError_t hipMemExportToShareableHandle(void *out,
 	int fail = failing("hipMemExportToShareableHandle");
 
 	if (fail > 0)
-		return (hipError_t)fail;
+		RET(fail);
+	if (flags || !h || !out)
+		RET(hipErrorInvalidValue);
+	if (!vmm_ipc())
+		RET(hipErrorNotSupported);
 	pthread_mutex_lock(&mu);
-	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM && !flags &&
+	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM &&
+	    type == (hipMemAllocationHandleType)v->flags &&
 	    type == hipMemHandleTypePosixFileDescriptor) {
 		*(int *)out = fail == KFDPOOL_STANDIN_WRONG ?
 			      memfd_create("not-a-dma-buf", MFD_CLOEXEC) :
-			      fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
+			      fcntl(v->blk->km.dmabuf_fd, F_DUPFD_CLOEXEC, 3);
 		say("hipMemExportToShareableHandle dev%d", v->dev);
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipMemUnmap(void *p, size_t size)
@@ -869,10 +1503,11 @@ API hipError_t hipMemUnmap(void *p, size_t size)
 		     MAP_FIXED | MAP_NORESERVE, -1, 0);
 		m->kind = 0;
 		say("hipMemUnmap dev%d", m->dev);
+		await_null_stream(m->dev, "hipMemUnmap");
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipMemAddressFree(void *p, size_t size)
@@ -880,7 +1515,7 @@ API hipError_t hipMemAddressFree(void *p, size_t size)
 	pthread_mutex_lock(&mu);
 	say("hipMemAddressFree %zu", size);
 	pthread_mutex_unlock(&mu);
-	return munmap(p, size) ? hipErrorInvalidValue : hipSuccess;
+	RET(munmap(p, size) ? hipErrorInvalidValue : hipSuccess);
 }
 
 API hipError_t hipMemRelease(hipMemGenericAllocationHandle_t h)
@@ -891,49 +1526,69 @@ API hipError_t hipMemRelease(hipMemGenericAllocationHandle_t h)
 	pthread_mutex_lock(&mu);
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM) {
 		say("hipMemRelease dev%d", v->dev);
-		dmabuf_free(&v->mem);
+		object_free(v->blk);
 		v->kind = 0;
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
+/* ---- external memory (hip_memory.cpp, rocclr rocmemory.cpp) ---- */
+
+/*
+ * hipImportExternalMemory makes an ExternalBuffer and maps it for the
+ * current device at once (Memory::interopMapBuffer), keeping the fd's
+ * number (never closed, never duplicated) for the device memory of any
+ * other device, made when first asked for.  Its userData.deviceId is
+ * left 0 (rocm-6.2.2).
+ */
 API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 				       const hipExternalMemoryHandleDesc *d)
 {
 	const char *take = getenv("KFDPOOL_STANDIN_TAKE_FD");
 	struct smem *m;
 	hipError_t r = hipErrorOutOfMemory;
-	int n;
+	void *v;
 
 	FAIL_POINT("hipImportExternalMemory");
-	if (hipGetDeviceCount(&n))
-		return hipErrorNoDevice;
+	if (!count_devices())
+		RET(hipErrorNoDevice);
 	if (!out || !d || d->type != hipExternalMemoryHandleTypeOpaqueFd ||
 	    !d->size || (d->flags && d->flags != 1))
-		return hipErrorInvalidValue;
+		RET(hipErrorInvalidValue);
 	pthread_mutex_lock(&mu);
 	m = mem_new(M_IMPORT);
 	if (m) {
-		m->fd = fcntl(d->handle.fd, F_DUPFD_CLOEXEC, 3);
-		if (m->fd < 0) {
+		v = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 d->handle.fd, 0);
+		if (v == MAP_FAILED) {
 			m->kind = 0;
-			r = hipErrorInvalidValue;
 		} else {
+			m->p = v;
 			m->size = d->size;
 			m->dev = cur_dev;
+			m->fd = d->handle.fd;
+			m->refs = 1;
 			*out = (hipExternalMemory_t)m;
 			if (take && !strcmp(take, "1"))
 				close(d->handle.fd);	/* CUDA's rule */
-			say("hipImportExternalMemory dev%d %llu%s", cur_dev,
-			    (unsigned long long)d->size,
+			say("hipImportExternalMemory dev%d %llu fd %d%s", cur_dev,
+			    (unsigned long long)d->size, d->handle.fd,
 			    take && !strcmp(take, "1") ? " (took the fd)" : "");
 			r = hipSuccess;
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
+}
+
+static void import_put(struct smem *x)
+{
+	if (--x->refs)
+		return;
+	munmap(x->p, x->size);
+	x->kind = 0;
 }
 
 API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
@@ -946,16 +1601,24 @@ API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
 
 	FAIL_POINT("hipExternalMemoryGetMappedBuffer");
 	pthread_mutex_lock(&mu);
-	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT && bd &&
+	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT && bd && p &&
 	    !bd->flags && bd->offset + bd->size <= x->size &&
 	    (m = mem_new(M_IMAP))) {
-		v = mmap(NULL, bd->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 x->fd, bd->offset);
+		v = (char *)x->p + bd->offset;
+		if (cur_dev != x->dev) {
+			/* Another device's memory of the buffer, made from
+			 * the fd number it kept. */
+			say("hipExternalMemoryGetMappedBuffer maps dev%d by fd %d",
+			    cur_dev, x->fd);
+			v = mmap(NULL, bd->size, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, x->fd, bd->offset);
+		}
 		if (v != MAP_FAILED) {
 			m->p = v;
 			m->size = bd->size;
 			m->dev = cur_dev;
 			m->of = x;
+			x->refs++;
 			*p = v;
 			say("hipExternalMemoryGetMappedBuffer dev%d %llu", cur_dev,
 			    (unsigned long long)bd->size);
@@ -965,7 +1628,7 @@ API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
 API hipError_t hipDestroyExternalMemory(hipExternalMemory_t ext)
@@ -975,37 +1638,116 @@ API hipError_t hipDestroyExternalMemory(hipExternalMemory_t ext)
 
 	pthread_mutex_lock(&mu);
 	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT) {
-		close(x->fd);
-		x->kind = 0;
 		say("hipDestroyExternalMemory dev%d", x->dev);
+		import_put(x);
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
 }
 
+/* ihipFree (hip_memory.cpp, rocm-6.2.2) waits for every stream of the
+ * memory's device first; an imported buffer's device is 0. */
 API hipError_t hipFree(void *p)
 {
 	struct smem *m;
 	hipError_t r = hipErrorInvalidValue;
 
+	CHECK_CAPTURE("hipFree");
 	if (!p)
-		return hipSuccess;
+		RET(hipSuccess);
 	pthread_mutex_lock(&mu);
 	m = mem_at(p);
 	if (m && m->p == p && m->kind == M_MALLOC) {
+		sync_all_streams(m->dev, "hipFree");
 		say("hipFree dev%d %zu", m->dev, m->size);
-		dmabuf_free(&m->mem);
+		frag_free(m->blk, m->p);
 		m->kind = 0;
 		r = hipSuccess;
 	} else if (m && m->p == p && m->kind == M_IMAP) {
+		sync_all_streams(0, "hipFree");
 		say("hipFree import dev%d %zu", m->dev, m->size);
-		munmap(m->p, m->size);
+		if (m->p < m->of->p ||
+		    (char *)m->p >= (char *)m->of->p + m->of->size)
+			munmap(m->p, m->size);
+		import_put(m->of);
 		m->kind = 0;
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
-	return r;
+	RET(r);
+}
+
+/* ---- host memory (hip_memory.cpp, rocm-6.2.2) ---- */
+
+API hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
+{
+	struct smem *m;
+	hipError_t r = hipErrorOutOfMemory;
+
+	CHECK_CAPTURE("hipHostRegister");
+	FAIL_POINT("hipHostRegister");
+	if (!p || !size || flags > 15)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	if (mem_at(p)) {
+		r = hipErrorHostMemoryAlreadyRegistered;
+	} else if ((m = mem_new(M_HOSTREG))) {
+		m->p = p;
+		m->size = size;
+		m->dev = cur_dev;
+		m->flags = flags;
+		say("hipHostRegister %zu dev%d", size, cur_dev);
+		r = hipSuccess;
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+/* ihipHostUnregister waits for every stream of the device it was
+ * registered on. */
+API hipError_t hipHostUnregister(void *p)
+{
+	struct smem *m;
+	hipError_t r = hipErrorHostMemoryNotRegistered;
+
+	CHECK_CAPTURE("hipHostUnregister");
+	if (!p)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	m = mem_at(p);
+	if (m && m->kind == M_HOSTREG && m->p == p) {
+		sync_all_streams(m->dev, "hipHostUnregister");
+		say("hipHostUnregister %zu", m->size);
+		m->kind = 0;
+		r = hipSuccess;
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+API hipError_t hipPointerGetAttributes(hipPointerAttribute_t *a, const void *p)
+{
+	struct smem *m;
+
+	if (!a || !p)
+		RET(hipErrorInvalidValue);
+	memset(a, 0, sizeof(*a));
+	pthread_mutex_lock(&mu);
+	m = mem_at(p);
+	if (m) {
+		a->type = m->kind == M_HOSTREG ? hipMemoryTypeHost :
+			  hipMemoryTypeDevice;
+		a->device = m->kind == M_IMAP ? 0 : m->dev;
+		a->devicePointer = (void *)p;
+		a->hostPointer = m->kind == M_HOSTREG ? (void *)p : NULL;
+		a->allocationFlags = m->kind == M_HOSTREG ? m->flags : 0;
+	} else {
+		a->type = hipMemoryTypeUnregistered;
+		a->device = -2;		/* hipInvalidDeviceId */
+	}
+	pthread_mutex_unlock(&mu);
+	RET(hipSuccess);
 }
 
 API int kfdpool_standin_device_of(const void *p)
@@ -1015,9 +1757,30 @@ API int kfdpool_standin_device_of(const void *p)
 
 	pthread_mutex_lock(&mu);
 	m = mem_at(p);
-	d = m ? m->dev : -1;
+	d = m && m->kind != M_HOSTREG ? m->dev : -1;
 	pthread_mutex_unlock(&mu);
 	return d;
+}
+
+API uint64_t kfdpool_standin_object_of(const void *p, void **base,
+				       size_t *size)
+{
+	struct smem *m;
+	uint64_t id = 0;
+
+	pthread_mutex_lock(&mu);
+	m = mem_at(p);
+	if (m && m->kind == M_IMAP)
+		m = NULL;
+	if (m && m->blk) {
+		id = m->blk->id;
+		if (base)
+			*base = m->blk->km.addr;
+		if (size)
+			*size = m->blk->size;
+	}
+	pthread_mutex_unlock(&mu);
+	return id;
 }
 
 API int kfdpool_standin_fds(void)
@@ -1025,9 +1788,8 @@ API int kfdpool_standin_fds(void)
 	int i, n = 0;
 
 	pthread_mutex_lock(&mu);
-	for (i = 0; i < MAXMEM; i++)
-		n += (mems[i].kind == M_IMPORT || mems[i].kind == M_MALLOC ||
-		      mems[i].kind == M_VMM) && mems[i].fd >= 0;
+	for (i = 0; i < MAXBLOCKS; i++)
+		n += blocks[i].used && blocks[i].km.dmabuf_fd >= 0;
 	pthread_mutex_unlock(&mu);
 	return n;
 }
@@ -1045,9 +1807,9 @@ API hipError_t hipMemcpy(void *dst, const void *src, size_t n, int kind)
 		    (mem_at(src) && mem_at((const char *)src + n - 1)));
 	pthread_mutex_unlock(&mu);
 	if (!ok)
-		return hipErrorInvalidValue;
+		RET(hipErrorInvalidValue);
 	memcpy(dst, src, n);
-	return hipSuccess;
+	RET(hipSuccess);
 }
 
 API hipError_t hipMemset(void *p, int v, size_t n)
@@ -1058,9 +1820,83 @@ API hipError_t hipMemset(void *p, int v, size_t n)
 	ok = mem_at(p) && mem_at((char *)p + n - 1);
 	pthread_mutex_unlock(&mu);
 	if (!ok)
-		return hipErrorInvalidValue;
+		RET(hipErrorInvalidValue);
 	memset(p, v, n);
-	return hipSuccess;
+	RET(hipSuccess);
+}
+
+/* ---- the runtime's own pools (hip_mempool.cpp) ---- */
+
+static struct { int dev; } pools[MAXDEV];
+static int current_pool[MAXDEV];	/* index + 1 into pools, 0: default */
+
+static int pool_index(hipMemPool_t h)
+{
+	int i;
+
+	for (i = 0; i < MAXDEV; i++)
+		if ((void *)h == (void *)&pools[i])
+			return i;
+	return -1;
+}
+
+API hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *pool, int dev)
+{
+	if (!pool)
+		RET(hipErrorInvalidValue);
+	if (dev < 0 || dev >= count_devices())
+		RET(hipErrorInvalidDevice);
+	pools[dev].dev = dev;
+	*pool = (hipMemPool_t)&pools[dev];
+	RET(hipSuccess);
+}
+
+API hipError_t hipDeviceGetMemPool(hipMemPool_t *pool, int dev)
+{
+	if (!pool || dev < 0 || dev >= count_devices())
+		RET(hipErrorInvalidValue);
+	pools[dev].dev = dev;
+	*pool = (hipMemPool_t)&pools[current_pool[dev] ?
+				      current_pool[dev] - 1 : dev];
+	RET(hipSuccess);
+}
+
+/*
+ * hipDeviceSetMemPool (hip_mempool.cpp, rocm-5.6.0 to 6.2.2, and the
+ * newest clr) reads the handle as its own hip::MemoryPool without checking
+ * it: a handle that is not one is undefined behaviour there, a crash
+ * here.
+ */
+API hipError_t hipDeviceSetMemPool(int dev, hipMemPool_t pool)
+{
+	int i;
+
+	if (!pool || dev >= count_devices())
+		RET(hipErrorInvalidValue);
+	i = pool_index(pool);
+	if (i < 0) {
+		fprintf(stderr, "standin: hipDeviceSetMemPool: %p is no pool of "
+			"this runtime, which clr would read as its own\n",
+			(void *)pool);
+		abort();
+	}
+	if (pools[i].dev != dev)
+		RET(hipErrorInvalidDevice);
+	current_pool[dev] = i + 1;
+	RET(hipSuccess);
+}
+
+/* rocm-6.2.2: no IPC pools of its own (hipErrorNotSupported). */
+API hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t *pool,
+				void *handle, hipMemAllocationHandleType type,
+				unsigned int flags)
+{
+	if (!pool || !handle || flags == (unsigned int)-1)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	say("hipMemPoolImportFromShareableHandle type %d", (int)type);
+	pthread_mutex_unlock(&mu);
+	RET(hipErrorNotSupported);
 }
 
 /* ---- the rest ---- */
@@ -1076,6 +1912,14 @@ API const char *hipGetErrorName(hipError_t e)
 	case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
 	case hipErrorNotReady: return "hipErrorNotReady";
 	case hipErrorNotSupported: return "hipErrorNotSupported";
+	case hipErrorContextIsDestroyed: return "hipErrorContextIsDestroyed";
+	case hipErrorStreamCaptureUnsupported:
+		return "hipErrorStreamCaptureUnsupported";
+	case hipErrorStreamCaptureInvalidated:
+		return "hipErrorStreamCaptureInvalidated";
+	case hipErrorStreamCaptureImplicit:
+		return "hipErrorStreamCaptureImplicit";
+	case hipErrorCapturedEvent: return "hipErrorCapturedEvent";
 	default: return "hipErrorUnknown";
 	}
 }
@@ -1094,7 +1938,7 @@ API hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version,
 	void *h, *f = NULL;
 
 	if (!symbol || !pfn)
-		return hipErrorInvalidValue;
+		RET(hipErrorInvalidValue);
 	/* (Not hipGetProcAddress's address: that name may resolve to a
 	 * library that interposes it.) */
 	if (dladdr((void *)say, &info) &&
@@ -1106,7 +1950,7 @@ API hipError_t hipGetProcAddress(const char *symbol, void **pfn, int version,
 	if (st)
 		*st = f ? HIP_GET_PROC_ADDRESS_SUCCESS :
 		      HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-	return f ? hipSuccess : hipErrorNotFound;
+	RET(f ? hipSuccess : hipErrorNotFound);
 }
 
 #endif

@@ -6,7 +6,7 @@
  * hiprt_standin.c.
  *
  * Besides the hip* functions it defines (with HIP's prototypes, in
- * <kfdpool_hip.h>'s and hip_rt_types.h's types), it has these controls for
+ * <kfdpool_hip.h>'s and rt/types.h's types), it has these controls for
  * the tests:
  */
 #ifndef HIPRT_STANDIN_H
@@ -16,12 +16,14 @@
 #define KFDPOOL_HIP_OWN_TYPES
 #endif
 #include <kfdpool_hip.h>
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 
 /* Events recorded on a held stream stay incomplete until it is run. */
 void kfdpool_standin_hold(hipStream_t s, int hold);
 /* Complete everything recorded on @s so far. */
 void kfdpool_standin_run(hipStream_t s);
+/* Work recorded on @s that has not completed (0: idle). */
+int kfdpool_standin_pending(hipStream_t s);
 /* The number the log calls @s by ("s3"). */
 int kfdpool_standin_stream_id(hipStream_t s);
 /*
@@ -31,7 +33,15 @@ int kfdpool_standin_stream_id(hipStream_t s);
 size_t kfdpool_standin_log(char *buf, size_t len);
 /* The device whose memory @p is (allocated or imported here), or -1. */
 int kfdpool_standin_device_of(const void *p);
-/* Open file descriptors the stand-in holds (imports, exports). */
+/*
+ * The driver object (ROCr's KFD allocation: a block of the fragment
+ * allocator, a hipMemCreate handle) that device memory at @p lies in: a
+ * number that is never given to another object, or 0 when @p is no
+ * device memory of this process.  *@base and *@size (may be NULL) get the
+ * object's address and size.
+ */
+uint64_t kfdpool_standin_object_of(const void *p, void **base, size_t *size);
+/* Open file descriptors the stand-in holds (its driver objects' dma-bufs). */
 int kfdpool_standin_fds(void);
 /*
  * The call of the stand-in's function @name that follows @skip more calls
@@ -51,10 +61,28 @@ int kfdpool_standin_fail(const char *name, int skip, int err);
 #define hipMemcpyHostToDevice 1
 #define hipMemcpyDeviceToHost 2
 #define hipMemcpyDeviceToDevice 3
+typedef struct ihipGraph *hipGraph_t;
 hipError_t hipStreamCreate(hipStream_t *s);
-hipError_t hipStreamSynchronize(hipStream_t s);
+hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode);
+hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *graph);
 hipError_t hipMemcpy(void *dst, const void *src, size_t n, int kind);
 hipError_t hipMemset(void *p, int v, size_t n);
 hipError_t hipMalloc(void **p, size_t size);
+hipError_t hipEventCreate(hipEvent_t *e);
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *pool, int device);
+hipError_t hipDeviceGetMemPool(hipMemPool_t *pool, int device);
+
+/* HIP 6.x's hipPointerGetAttributes (hip_runtime_api.h). */
+enum { hipMemoryTypeUnregistered = 0, hipMemoryTypeHost = 1,
+       hipMemoryTypeDevice = 2 };
+typedef struct hipPointerAttribute_t {
+	int type;
+	int device;
+	void *devicePointer;
+	void *hostPointer;
+	int isManaged;
+	unsigned int allocationFlags;
+} hipPointerAttribute_t;
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p);
 
 #endif

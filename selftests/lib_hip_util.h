@@ -188,6 +188,32 @@ static inline int lh_nfds(void)
 	return n - 1;	/* the directory's own */
 }
 
+/*
+ * Run this program again as "--@role" in a child with @name set to @value
+ * (e.g. a runtime stand-in's setting, read once per process): its exit
+ * status, or -1.
+ */
+static inline int lh_exec_self(const char *role, const char *name,
+			       const char *value)
+{
+	char arg[64];
+	pid_t pid;
+	int st;
+
+	snprintf(arg, sizeof(arg), "--%s", role);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		setenv(name, value, 1);
+		execl("/proc/self/exe", role, arg, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 static inline uint64_t lh_attr(hipMemPool_t pool, hipMemPoolAttr a)
 {
 	uint64_t v = ~0ULL;

@@ -58,7 +58,13 @@
 	X(hipStreamWaitEvent, "hip_4.2") \
 	X(hipStreamWaitEvent_spt, "hip_5.2") \
 	X(hipEventCreateWithFlags, "hip_4.2") \
-	X(hipStreamCreate, "hip_4.2")
+	X(hipStreamCreate, "hip_4.2") \
+	X(hipGetLastError, "hip_4.2") \
+	X(hipPeekAtLastError, "hip_4.2") \
+	X(hipDeviceSynchronize, "hip_4.2") \
+	X(hipStreamSynchronize, "hip_4.2") \
+	X(hipEventSynchronize, "hip_4.2") \
+	X(hipDeviceSetMemPool, "hip_5.1")
 
 struct hiprt_api {
 #define HIPRT_MEMBER(name, version) __typeof__(name) *name;
@@ -300,11 +306,69 @@ TEST(stream_and_event_calls_are_the_runtimes)
 	}
 	if (s1 && s2)
 		EXPECT_EQ(rt.hipStreamDestroy(s1), kp->hipStreamDestroy(s2));
+	EXPECT_EQ(rt.hipStreamSynchronize(NULL), kp->hipStreamSynchronize(NULL));
+	EXPECT_EQ(rt.hipEventSynchronize(NULL), kp->hipEventSynchronize(NULL));
+	EXPECT_EQ(rt.hipDeviceSynchronize(), kp->hipDeviceSynchronize());
 	/* kfdpool defines these names, and they reach it. */
 	EXPECT_TRUE(strstr(object_of((void *)kp->hipEventRecord),
 			   "libkfdpool-hip") != NULL);
 	EXPECT_TRUE(strstr(object_of((void *)kp->hipStreamDestroy),
 			   "libkfdpool-hip") != NULL);
+	EXPECT_TRUE(strstr(object_of((void *)kp->hipStreamSynchronize),
+			   "libkfdpool-hip") != NULL);
+}
+
+/*
+ * The last error is the runtime's to answer after its own calls, and after
+ * kfdpool's what the runtime answers after the same call: Debian's 5.2,
+ * with no device, answers hipErrorInvalidDevice to every hipGetLastError.
+ */
+TEST(last_error_is_the_runtimes)
+{
+	hipMemPool_t pool;
+	void *p = NULL;
+
+	EXPECT_EQ(rt.hipGetLastError(), kp->hipGetLastError());
+	EXPECT_EQ(rt.hipPeekAtLastError(), kp->hipPeekAtLastError());
+	kp->hipMemPoolCreate(&pool, NULL);	/* the runtime's */
+	EXPECT_EQ(rt.hipPeekAtLastError(), kp->hipPeekAtLastError());
+	EXPECT_EQ(rt.hipGetLastError(), kp->hipGetLastError());
+	kp->hipFree(p);
+	EXPECT_EQ(rt.hipGetLastError(), kp->hipGetLastError());
+	kp->hipMallocFromPoolAsync(NULL, 4096, NULL, NULL);
+	EXPECT_EQ(rt.hipGetLastError(), kp->hipGetLastError());
+}
+
+/*
+ * A pool of kfdpool's never reaches the runtime: hipDeviceSetMemPool
+ * refuses it (the runtime would read it as its own), and a pool fd said to
+ * be another handle type is refused, not handed to the runtime as one of
+ * its handles.
+ */
+TEST(kfdpools_pools_never_reach_the_runtime)
+{
+	hipMemPoolProps props;
+	hipMemPool_t pool, imp = NULL;
+	int fd;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	EXPECT_EQ(hipErrorInvalidValue, kp->hipDeviceSetMemPool(0, pool));
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&fd, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(hipErrorInvalidValue, kp->hipMemPoolImportFromShareableHandle(
+		  &imp, (void *)(intptr_t)fd, hipMemHandleTypeNone, 0));
+	EXPECT_EQ(NULL, imp);
+	close(fd);
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+	/* Any other pool is the runtime's. */
+	EXPECT_EQ(rt.hipDeviceSetMemPool(0, (hipMemPool_t)not_kfdpools_pool),
+		  kp->hipDeviceSetMemPool(0, (hipMemPool_t)not_kfdpools_pool));
 }
 
 TEST(foreign_shareable_handles_are_the_runtimes)

@@ -5,22 +5,30 @@
  * memory behind real dma-bufs, every call recorded).  What is checked is
  * the call sequence libkfdpool-hip makes, as clr would see it:
  *
- *   ROCm >= 6.0: hipMemCreate, hipMemAddressReserve, hipMemMap,
- *     hipMemSetAccess, hipMemExportToShareableHandle; the dma-buf pinned;
- *     peers mapped with hipMemSetAccess (hipMemPoolSetAccess), also for
- *     chunks reserved later;
- *   ROCr 5.6 to 6.0: hipExtMallocWithFlags and
- *     hsa_amd_portable_export_dmabuf; peer access refused with one line;
+ *   the path chosen by what the runtime and the driver can do (HIP >= 6.2
+ *     and the VMM attribute for vmm, DMABUF_SUPPORTED for dmabuf), said
+ *     in one line that names why the other was not;
+ *   vmm: hipMemCreate, hipMemExportToShareableHandle, mapped as importers
+ *     map (no hipMemMap: it waits for the null stream); the dma-buf
+ *     pinned; a pool opened to a peer maps its chunks with hipMemMap and
+ *     hipMemSetAccess for the peer;
+ *   dmabuf: hipExtMallocWithFlags and hsa_amd_portable_export_dmabuf, each
+ *     chunk a driver object of its own (never a block of ROCr's fragment
+ *     allocator shared with other allocations, never reused from its block
+ *     cache); peer access refused with one line;
+ *   runtime errors passed up unchanged;
  *   the importer, another process whose devices are numbered otherwise:
  *     the pool's device found by PCI bus id, mapped on its own ordinal
  *     with hipImportExternalMemory and hipExternalMemoryGetMappedBuffer,
  *     so that the runtime knows the pointer (its hipMemcpy and hipMemset
- *     work on it), both ways; the fd left to the caller or taken by the
- *     runtime, never closed twice nor leaked;
+ *     work on it), both ways; the fd closed once the runtime holds the
+ *     mapping (no fd per chunk), or left to a runtime that took it, never
+ *     closed twice nor leaked;
  *   hipGetProcAddress hands out libkfdpool-hip's functions for its names.
  */
 #include <dlfcn.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "lib_hip_util.h"
 #include "hiprt_standin.h"
@@ -105,7 +113,7 @@ static int import_refused(hipMemPool_t pool, hipMemPoolPtrExportData *d)
 		{ "hipImportExternalMemory", hipErrorOutOfMemory,
 		  hipErrorOutOfMemory, "hipImportExternalMemory fails" },
 		{ "hipExternalMemoryGetMappedBuffer", hipErrorInvalidValue,
-		  hipErrorUnknown, "hipExternalMemoryGetMappedBuffer fails;"
+		  hipErrorInvalidValue, "hipExternalMemoryGetMappedBuffer fails;"
 		  "hipDestroyExternalMemory dev0" },
 		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
 		  "hipGetDevice fails" },
@@ -160,8 +168,12 @@ static int importer(int sock)
 	i = import_refused(pool, &m.d);
 	if (i)
 		return 20 + i;
+	i = lh_nfds();
 	if (hipMemPoolImportPointer(&q, pool, &m.d))
 		return 4;
+	/* The runtime holds the mapping: no fd kept for the chunk. */
+	if (lh_nfds() != i)
+		return 14;
 	/* Files opened now take the lowest free numbers: among them the
 	 * number of an fd a runtime took and closed.  Closing that number
 	 * later (as if it were still the import's) would close one of them. */
@@ -287,10 +299,12 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 	EXPECT_STREQ("rocr", kfdpoolMemPoolBackend(pool));
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool, NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
-			     "hipMemAddressReserve;hipMemMap dev1;"
-			     "hipMemSetAccess dev1 of dev1 flags 3;"
-			     "hipMemExportToShareableHandle dev1"))
+			     "hipMemExportToShareableHandle dev1;"
+			     "hipImportExternalMemory dev1;"
+			     "hipExternalMemoryGetMappedBuffer dev1"))
 		TH_LOG("%s", logs);
+	/* hipMemMap waits for the null stream (clr): not for a new chunk. */
+	EXPECT_EQ(NULL, strstr(logs, "hipMemMap")) TH_LOG("%s", logs);
 	EXPECT_EQ(1, kfdpool_standin_device_of(p));
 	EXPECT_EQ(hipSuccess, hipMemset(p, 1, 4096));
 	/* The kernel pool holds the dma-buf, named by the GPU's bus id
@@ -300,8 +314,8 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 	EXPECT_EQ(0, strncmp(st.name, "hip-d0000:c1:00.0-", 18)) TH_LOG("%s", st.name);
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
-	EXPECT_TRUE(in_order(standin_log(), "hipMemUnmap dev1;"
-			     "hipMemAddressFree;hipMemRelease dev1"))
+	EXPECT_TRUE(in_order(standin_log(), "hipFree import dev1;"
+			     "hipDestroyExternalMemory dev1;hipMemRelease dev1"))
 		TH_LOG("%s", logs);
 }
 
@@ -331,15 +345,24 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 	hipMemAccessFlags f;
 	hipMemPool_t pool;
 	size_t gran = 1 << 20;
+	char out[1024];
+	hipError_t e;
 	void *p, *q;
 
 	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
+	/* A chunk mapped as importers map it cannot be given to a peer:
+	 * refused, said once, until the pool holds no chunk. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
+	EXPECT_EQ(1, stderr_lines(set_peer, pool, &e, out, sizeof(out)))
+		TH_LOG("%s", out);
+	EXPECT_EQ(hipErrorNotSupported, e);
+	EXPECT_TRUE(strstr(out, "before the pool's first allocation") != NULL)
+		TH_LOG("%s", out);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(pool, 0));
 	standin_log();
 	ASSERT_EQ(hipSuccess, set_peer(pool));
-	EXPECT_TRUE(in_order(standin_log(), "hipMemSetAccess dev0 of dev1 flags 3"))
-		TH_LOG("%s", logs);
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev0));
 	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
 	/* Its own device always; the host never (not CPU-mapped). */
@@ -349,15 +372,24 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 	f = hipMemAccessFlagsProtReadWrite;
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &host));
 	EXPECT_EQ(hipMemAccessFlagsProtNone, f);
-	/* A chunk reserved later is mapped for the peer too. */
+	/* Chunks reserved now are mapped for the peer. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, gran, pool, NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
+			     "hipMemExportToShareableHandle dev1;"
+			     "hipMemAddressReserve;hipMemMap dev1;"
 			     "hipMemSetAccess dev1 of dev1 flags 3;"
+			     "hipMemSetAccess dev0 of dev1 flags 3;"
+			     "hipMemCreate dev1;hipMemMap dev1;"
 			     "hipMemSetAccess dev0 of dev1 flags 3"))
 		TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "hipImportExternalMemory"));
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipFree(q));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemUnmap dev1;"
+			     "hipMemAddressFree;hipMemRelease dev1"))
+		TH_LOG("%s", logs);
 }
 
 static hipError_t create_dev1(void *pool)
@@ -460,7 +492,7 @@ static int dmabuf_child(void)
 		return 4;
 	/* No peer mapping: refused, said once. */
 	if (stderr_lines(set_peer, pool, &e, out, sizeof(out)) != 1 ||
-	    e != hipErrorNotSupported || !strstr(out, "ROCm >= 6.0"))
+	    e != hipErrorNotSupported || !strstr(out, "ROCm >= 6.2"))
 		return 5;
 	if (stderr_lines(set_peer, pool, &e, out, sizeof(out)) != 0 ||
 	    e != hipErrorNotSupported)
@@ -474,55 +506,52 @@ static int dmabuf_child(void)
 
 TEST_F_TIMEOUT(dev, rocr_5_6_path_exports_with_hsa, 300)
 {
-	int st;
-	pid_t pid = fork();
-
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		setenv("KFDPOOL_STANDIN_VERSION", "50700000", 1);
-		execl("/proc/self/exe", "dmabuf", "--dmabuf", (char *)NULL);
-		_exit(127);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		TH_LOG("child status %#x", st);
+	EXPECT_EQ(0, lh_exec_self("dmabuf", "KFDPOOL_STANDIN_VERSION",
+				  "50700000"));
 }
 
 /*
  * A runtime that refuses one step of the vmm path: the allocation fails
- * with its error mapped (rocr.c: out of memory, no device, not supported;
- * anything else is hipErrorUnknown), what the earlier steps made is given
- * back in reverse order, and the pool is as before: its one chunk of room
- * (maxSize) is still there for the next allocation.
+ * with the runtime's own error, unchanged, what the earlier steps made is
+ * given back in reverse order, and the pool is as before: its one chunk
+ * of room (maxSize) is still there for the next allocation.  With @peer,
+ * the pool is opened to device 0 first, and its chunks are mapped with
+ * hipMemMap.
  */
-TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
+static void runtime_errors(struct __test_metadata *_metadata, int peer)
 {
 	static const struct {
 		const char *call;	/* the runtime call that fails */
 		hipError_t answer;	/* with this */
 		hipError_t want;	/* hipMallocFromPoolAsync's answer */
 		const char *undo;	/* then these calls, in this order */
+		int peer;		/* 1: only with, 0: only without */
 	} steps[] = {
 		{ "hipMemCreate", hipErrorOutOfMemory, hipErrorOutOfMemory,
-		  "hipMemCreate fails" },
-		{ "hipMemAddressReserve", hipErrorOutOfMemory,
-		  hipErrorOutOfMemory, "hipMemRelease dev1" },
-		{ "hipMemMap", hipErrorInvalidValue, hipErrorUnknown,
-		  "hipMemAddressFree;hipMemRelease dev1" },
-		{ "hipMemSetAccess", hipErrorInvalidDevice, hipErrorNoDevice,
-		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+		  "hipMemCreate fails", -1 },
 		{ "hipMemExportToShareableHandle", hipErrorNotSupported,
-		  hipErrorNotSupported,
-		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+		  hipErrorNotSupported, "hipMemRelease dev1", -1 },
+		{ "hipImportExternalMemory", hipErrorOutOfMemory,
+		  hipErrorOutOfMemory, "hipMemRelease dev1", 0 },
+		{ "hipExternalMemoryGetMappedBuffer", hipErrorInvalidValue,
+		  hipErrorInvalidValue,
+		  "hipDestroyExternalMemory dev1;hipMemRelease dev1", 0 },
+		{ "hipMemAddressReserve", hipErrorOutOfMemory,
+		  hipErrorOutOfMemory, "hipMemRelease dev1", 1 },
+		{ "hipMemMap", hipErrorInvalidValue, hipErrorInvalidValue,
+		  "hipMemAddressFree;hipMemRelease dev1", 1 },
+		{ "hipMemSetAccess", hipErrorInvalidDevice,
+		  hipErrorInvalidDevice,
+		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1", 1 },
 		/* The pool's device made current, and put back: */
 		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
-		  "hipGetDevice fails" },
-		{ "hipSetDevice", hipErrorInvalidDevice, hipErrorNoDevice,
-		  "hipSetDevice fails" },
-		/* An export that is no dma-buf: the kernel refuses the pin. */
+		  "hipGetDevice fails", -1 },
+		{ "hipSetDevice", hipErrorInvalidDevice, hipErrorInvalidDevice,
+		  "hipSetDevice fails", -1 },
+		/* An export that is no dma-buf (its size is not the chunk's):
+		 * never pinned. */
 		{ "hipMemExportToShareableHandle", KFDPOOL_STANDIN_WRONG,
-		  hipErrorInvalidValue,
-		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1" },
+		  hipErrorNotSupported, "hipMemRelease dev1", -1 },
 	};
 	hipMemPoolProps props = lh_props(hipMemHandleTypePosixFileDescriptor,
 					 1 << 20);
@@ -537,6 +566,8 @@ TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
 	props.location.id = 1;
 	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&pool, &props));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, 1 << 20));
+	if (peer)
+		ASSERT_EQ(hipSuccess, set_peer(pool));
 	/* A stream of its own: the null stream would ask for the device
 	 * before the backend does. */
 	ASSERT_EQ(hipSuccess, hipStreamCreate(&s));
@@ -547,6 +578,8 @@ TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
 	ASSERT_EQ(hipSuccess, hipMemPoolTrimTo(pool, 0));
 	nfds = lh_nfds();
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (steps[i].peer >= 0 && steps[i].peer != peer)
+			continue;
 		standin_log();
 		kfdpool_standin_fail(steps[i].call, 0, steps[i].answer);
 		p = NULL;
@@ -571,6 +604,16 @@ TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 	EXPECT_EQ(hipSuccess, hipStreamDestroy(s));
+}
+
+TEST_F_TIMEOUT(dev, a_runtime_error_fails_the_chunk_and_undoes_it, 300)
+{
+	runtime_errors(_metadata, 0);
+}
+
+TEST_F_TIMEOUT(dev, a_runtime_error_of_a_peer_mapped_chunk_undoes_it, 300)
+{
+	runtime_errors(_metadata, 1);
 }
 
 /*
@@ -603,7 +646,7 @@ TEST_F(dev, a_chunk_the_runtime_rounds_up_counts_whole)
 	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&p, 4096, pool,
 							      NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
-			     "hipMemUnmap dev1;hipMemAddressFree;"
+			     "hipFree import dev1;hipDestroyExternalMemory dev1;"
 			     "hipMemRelease dev1")) TH_LOG("%s", logs);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
 	EXPECT_EQ(0, kfdpool_standin_fds());
@@ -620,8 +663,8 @@ TEST_F(dev, a_refused_peer_mapping_fails_the_new_chunk)
 
 	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
-	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
 	ASSERT_EQ(hipSuccess, set_peer(pool));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
 	standin_log();
 	/* The chunk's own access is granted; the peer's is refused. */
 	kfdpool_standin_fail("hipMemSetAccess", 1, hipErrorOutOfMemory);
@@ -635,6 +678,307 @@ TEST_F(dev, a_refused_peer_mapping_fails_the_new_chunk)
 	EXPECT_EQ(gran, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
 	EXPECT_EQ(1, kfdpool_standin_fds());	/* p's */
 	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
+/* ---- the path, chosen by what the runtime and the driver can do ---- */
+
+/* In a child with the stand-in made as @env says: make a device pool twice
+ * and allocate from it.  Its answers go to stdout. */
+static int path_child(void)
+{
+	hipMemPool_t pool;
+	hipError_t c1, c2, a = hipErrorNotReady;
+	void *p = NULL;
+
+	c1 = device_pool(&pool, 1);
+	if (!c1) {
+		a = hipMallocFromPoolAsync(&p, 4096, pool, NULL);
+		if (!a)
+			hipFree(p);
+		hipMemPoolDestroy(pool);
+	}
+	c2 = device_pool(&pool, 1);
+	if (!c2)
+		hipMemPoolDestroy(pool);
+	printf("create %d %d alloc %d\n%s", c1, c2, a, standin_log());
+	return 0;
+}
+
+struct child_out {
+	char out[1 << 15], err[4096];
+	int create, alloc, nerr;
+};
+
+/* Run "--ROLE" in a child with @env (NULL-terminated) set; its output. */
+static int run_child(const char *role, const char *const *env,
+		     struct child_out *o)
+{
+	int po[2], pe[2], st, i;
+	ssize_t n;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	if (pipe(po) || pipe(pe))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		for (i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execl("/proc/self/exe", "child", role, (char *)NULL);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	for (i = 0; i < (int)sizeof(o->out) - 1; i += n) {
+		n = read(po[0], o->out + i, sizeof(o->out) - 1 - i);
+		if (n <= 0)
+			break;
+	}
+	for (i = 0; i < (int)sizeof(o->err) - 1; i += n) {
+		n = read(pe[0], o->err + i, sizeof(o->err) - 1 - i);
+		if (n <= 0)
+			break;
+	}
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &st, 0);
+	for (i = 0; o->err[i]; i++)
+		o->nerr += o->err[i] == '\n';
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+TEST_F_TIMEOUT(dev, the_path_is_chosen_by_what_runtime_and_driver_can_do, 300)
+{
+	static const struct {
+		const char *env[4];
+		hipError_t create, alloc;
+		const char *line[3];	/* what the one line says */
+		const char *call;	/* the call that allocated */
+	} cases[] = {
+		{ { NULL }, hipSuccess, hipSuccess,
+		  { "vmm path", "dmabuf path not used: vmm comes first" },
+		  "hipMemCreate dev1" },
+		/* 6.1 says the attribute is 1, but refuses the handles. */
+		{ { "KFDPOOL_STANDIN_VERSION=60102000" }, hipSuccess, hipSuccess,
+		  { "dmabuf path", "vmm path not used: HIP 6.1 is older than 6.2" },
+		  "hipExtMallocWithFlags dev1" },
+		{ { "KFDPOOL_STANDIN_VMM=0" }, hipSuccess, hipSuccess,
+		  { "dmabuf path", "VirtualMemoryManagementSupported is 0" },
+		  "hipExtMallocWithFlags dev1" },
+		{ { "KFDPOOL_STANDIN_VERSION=60102000",
+		    "KFDPOOL_STANDIN_DMABUF=0" },
+		  hipErrorNotSupported, hipErrorNotReady,
+		  { "none", "HIP 6.1 is older than 6.2", "DMABUF_SUPPORTED is false" },
+		  NULL },
+		{ { "KFDPOOL_RT_PATH=dmabuf" }, hipSuccess, hipSuccess,
+		  { "dmabuf path", "KFDPOOL_RT_PATH" },
+		  "hipExtMallocWithFlags dev1" },
+		{ { "KFDPOOL_RT_PATH=vmm", "KFDPOOL_STANDIN_VERSION=60102000" },
+		  hipErrorNotSupported, hipErrorNotReady,
+		  { "none of the one KFDPOOL_RT_PATH names", "older than 6.2" },
+		  NULL },
+	};
+	struct child_out *o = malloc(sizeof(*o));
+	size_t i, j;
+	int c1, c2, a;
+
+	ASSERT_NE(NULL, o);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_EQ(0, run_child("--path", cases[i].env, o)) TH_LOG("%zu", i);
+		ASSERT_EQ(3, sscanf(o->out, "create %d %d alloc %d", &c1, &c2, &a))
+			TH_LOG("%zu: %s", i, o->out);
+		EXPECT_EQ(cases[i].create, c1) TH_LOG("case %zu", i);
+		EXPECT_EQ(cases[i].create, c2) TH_LOG("case %zu", i);
+		EXPECT_EQ(cases[i].alloc, a) TH_LOG("case %zu", i);
+		/* One line, once, naming the path and why not the other. */
+		EXPECT_EQ(1, o->nerr) TH_LOG("case %zu: %s", i, o->err);
+		EXPECT_TRUE(strstr(o->err, "kfdpool: device pools beside ") != NULL)
+			TH_LOG("case %zu: %s", i, o->err);
+		for (j = 0; j < 3 && cases[i].line[j]; j++)
+			EXPECT_TRUE(strstr(o->err, cases[i].line[j]) != NULL)
+				TH_LOG("case %zu: want \"%s\" in %s", i,
+				       cases[i].line[j], o->err);
+		if (cases[i].call)
+			EXPECT_TRUE(strstr(o->out, cases[i].call) != NULL)
+				TH_LOG("case %zu: %s", i, o->out);
+	}
+	free(o);
+}
+
+/* ---- the dmabuf path: each chunk a driver object of its own ---- */
+
+/*
+ * In a child on the dmabuf path (HIP 5.7): chunks of a 64 KiB-granularity
+ * pool beside a canary hipMalloc.  ROCr's fragment allocator would serve
+ * both from one 2 MiB block, whose dma-buf holds the canary, and give a
+ * freed 2 MiB block to the next hipMalloc.  0, or which check failed.
+ */
+static int frag_child(void)
+{
+	struct kfdpool_pool_stats st;
+	void *p1, *p2, *canary, *after, *base = NULL;
+	uint64_t o1, o2, oc;
+	hipMemPool_t pool;
+	size_t size = 0;
+	hipError_t e;
+
+	if (device_pool(&pool, 1) ||
+	    kfdpoolMemPoolSetGranularity(pool, 64 << 10))
+		return 2;
+	e = hipMallocFromPoolAsync(&p1, 64 << 10, pool, NULL);
+	if (e) {
+		fprintf(stderr, "first chunk: %d\n", e);
+		return 3;
+	}
+	if (hipMalloc(&canary, 64 << 10) || hipMemset(canary, 0xcc, 64 << 10))
+		return 4;
+	/* Larger than the first chunk's room: a second chunk. */
+	e = hipMallocFromPoolAsync(&p2, 4 << 20, pool, NULL);
+	if (e) {
+		fprintf(stderr, "second chunk: %d\n", e);
+		return 5;
+	}
+	o1 = kfdpool_standin_object_of(p1, &base, &size);
+	o2 = kfdpool_standin_object_of(p2, NULL, NULL);
+	oc = kfdpool_standin_object_of(canary, NULL, NULL);
+	if (!o1 || o1 == oc || o2 == oc || o1 == o2) {
+		fprintf(stderr, "objects %llu %llu, canary's %llu\n",
+			(unsigned long long)o1, (unsigned long long)o2,
+			(unsigned long long)oc);
+		return 6;
+	}
+	/* The pinned dma-buf is the chunk, whole, and what the pool counts. */
+	if (base != p1 || kfdpoolMemPoolGetStats(pool, &st) ||
+	    st.reserved_bytes != 2 * size || st.entries != 2) {
+		fprintf(stderr, "object %p+%zu for %p; pinned %llu in %u\n",
+			base, size, p1, (unsigned long long)st.reserved_bytes,
+			(unsigned)st.entries);
+		return 7;
+	}
+	/* Given back, the chunks' objects are not the next hipMalloc's. */
+	if (hipFree(p1) || hipFree(p2) || hipMemPoolTrimTo(pool, 0) ||
+	    lh_attr(pool, hipMemPoolAttrReservedMemCurrent))
+		return 8;
+	if (hipMalloc(&after, 2 << 20))
+		return 9;
+	oc = kfdpool_standin_object_of(after, NULL, NULL);
+	if (oc == o1 || oc == o2) {
+		fprintf(stderr, "a freed chunk's object %llu is hipMalloc's\n",
+			(unsigned long long)oc);
+		return 10;
+	}
+	if (hipFree(after) || hipFree(canary) || hipMemPoolDestroy(pool))
+		return 11;
+	return 0;
+}
+
+TEST_F_TIMEOUT(dev, dmabuf_chunks_are_driver_objects_of_their_own, 300)
+{
+	static const char *const env[][3] = {
+		{ "KFDPOOL_STANDIN_VERSION=50700000" },
+		/* The control: ROCr without its fragment allocator. */
+		{ "KFDPOOL_STANDIN_VERSION=50700000",
+		  "HSA_DISABLE_FRAGMENT_ALLOCATOR=1" },
+		/* Chosen on 6.2 too. */
+		{ "KFDPOOL_RT_PATH=dmabuf" },
+	};
+	struct child_out *o = malloc(sizeof(*o));
+	size_t i;
+
+	ASSERT_NE(NULL, o);
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		EXPECT_EQ(0, run_child("--frag", env[i], o))
+			TH_LOG("case %zu: %s", i, o->err);
+	free(o);
+}
+
+/* ---- an importer holds no fd per chunk ---- */
+
+#define MANY 48
+
+/* Import MANY pointers, each in a chunk of its own, with few fds to spare. */
+static int many_importer(int sock)
+{
+	hipMemPoolPtrExportData d[MANY];
+	void *q[MANY];
+	hipMemPool_t pool;
+	struct rlimit rl;
+	int fd, i, n;
+
+	fd = lh_recv_fd(sock);
+	if (fd < 0 || lh_read_all(sock, d, sizeof(d)))
+		return 2;
+	if (hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
+			hipMemHandleTypePosixFileDescriptor, 0))
+		return 3;
+	/* The first import opens what the library keeps (its ring). */
+	if (hipMemPoolImportPointer(&q[0], pool, &d[0]))
+		return 4;
+	n = lh_nfds();
+	rl.rlim_cur = rl.rlim_max = n + 16;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 4;
+	for (i = 1; i < MANY; i++) {
+		hipError_t e = hipMemPoolImportPointer(&q[i], pool, &d[i]);
+
+		if (e) {
+			fprintf(stderr, "import %d of %d: %d (%d fds)\n", i, MANY,
+				e, lh_nfds());
+			return 5;
+		}
+	}
+	if (lh_nfds() != n)
+		return 6;
+	for (i = 0; i < MANY; i++)
+		if (hipFree(q[i]))
+			return 7;
+	if (hipMemPoolDestroy(pool))
+		return 8;
+	return lh_write_all(sock, "K", 1) ? 9 : 0;
+}
+
+TEST_F_TIMEOUT(dev, an_importer_holds_no_fd_per_chunk, 300)
+{
+	hipMemPoolPtrExportData d[MANY];
+	void *p[MANY];
+	hipMemPool_t pool;
+	int sv[2], fd, st, i;
+	char arg[16], c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, 64 << 10));
+	for (i = 0; i < MANY; i++) {
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p[i], 64 << 10,
+							     pool, NULL));
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d[i], p[i]));
+	}
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		snprintf(arg, sizeof(arg), "%d", sv[1]);
+		execl("/proc/self/exe", "importer", "--many", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	ASSERT_EQ(0, lh_send_fd(sv[0], fd));
+	ASSERT_EQ(0, lh_write_all(sv[0], d, sizeof(d)));
+	close(fd);
+	lh_read_all(sv[0], &c, 1);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	close(sv[0]);
+	EXPECT_EQ('K', c);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("importer status %#x", st);
+	for (i = 0; i < MANY; i++)
+		EXPECT_EQ(hipSuccess, hipFree(p[i]));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
@@ -665,7 +1009,13 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--importer"))
 		return importer(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "--many"))
+		return many_importer(atoi(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "--dmabuf"))
 		return dmabuf_child();
+	if (argc == 2 && !strcmp(argv[1], "--path"))
+		return path_child();
+	if (argc == 2 && !strcmp(argv[1], "--frag"))
+		return frag_child();
 	return test_harness_run(argc, argv);
 }

@@ -77,6 +77,24 @@ FIXTURE_SETUP(order)
 	kfdpool_standin_log(logs, sizeof(logs));
 }
 
+/*
+ * A chunk that was imported and is given back is unpinned before its
+ * memory is released: the module holds the entry until its reaper sees
+ * the last outside reference gone (kmod/held.c, up to 5 s later).  QUERY
+ * reaps at once, so that no program after this one counts dma-bufs of
+ * this one's.
+ */
+static void reap_held(void)
+{
+	struct kfdpool_query q;
+	int ctl = kfdpool_open();
+
+	if (ctl < 0)
+		return;
+	kfdpool_query(ctl, &q);
+	close(ctl);
+}
+
 FIXTURE_TEARDOWN(order)
 {
 	if (!self->pool)
@@ -86,6 +104,7 @@ FIXTURE_TEARDOWN(order)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
 	hipStreamDestroy(self->a);
 	hipStreamDestroy(self->b);
+	reap_held();
 }
 
 TEST(the_runtime_is_the_test_only_stand_in)
@@ -283,22 +302,50 @@ TEST_F(order, per_thread_default_streams_are_each_threads_own)
 	EXPECT_EQ(hipSuccess, hipEventDestroy(o.ev));
 }
 
+/*
+ * A destroyed stream's pending frees are waited for before the runtime
+ * destroys it (its events keep the stream's address in clr, and are never
+ * asked about again); a new stream at the same address is another stream:
+ * it inherits no dependency of the old one.
+ */
 TEST_F(order, a_destroyed_streams_address_is_a_new_stream)
 {
 	hipStream_t c, again;
+	hipEvent_t ev;
 	void *p, *q;
 
-	set_reuse(self->pool, 0, 0, 0);
+	set_reuse(self->pool, 1, 0, 0);
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ev, 0));
 	ASSERT_EQ(hipSuccess, hipStreamCreate(&c));
-	kfdpool_standin_hold(c, 1);
-	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, c));
-	ASSERT_EQ(hipSuccess, hipFreeAsync(p, c));
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool,
+						     self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	ASSERT_EQ(hipSuccess, hipEventRecord(ev, self->a));
+	/* c depends on A's free... */
+	ASSERT_EQ(hipSuccess, hipStreamWaitEvent(c, ev, 0));
+	kfdpool_standin_log(logs, sizeof(logs));
 	ASSERT_EQ(hipSuccess, hipStreamDestroy(c));
+	EXPECT_FALSE(logged("hipEventSynchronize")) TH_LOG("%s", logs);
 	ASSERT_EQ(hipSuccess, hipStreamCreate(&again));
 	ASSERT_EQ(c, again);	/* the stand-in reuses the slot */
+	/* ...the new stream at its address does not. */
 	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
 		  self->pool, again));
+	/* A stream with a pending free of its own, destroyed: waited for. */
+	kfdpool_standin_hold(again, 1);
+	kfdpool_standin_run(self->a);
+	kfdpool_standin_hold(self->a, 0);
+	ASSERT_EQ(hipSuccess, hipMemPoolTrimTo(self->pool, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, self->pool, again));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(q, again));
+	kfdpool_standin_log(logs, sizeof(logs));
 	EXPECT_EQ(hipSuccess, hipStreamDestroy(again));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_TRUE(strstr(logs, "hipEventSynchronize") &&
+		    strstr(logs, "hipEventSynchronize") <
+		    strstr(logs, "hipStreamDestroy")) TH_LOG("%s", logs);
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ev));
 }
 
 TEST_F(order, a_chunk_goes_only_when_its_frees_completed)
@@ -411,6 +458,131 @@ TEST_F(order, an_import_is_unmapped_when_its_free_completed)
 	EXPECT_EQ(hipSuccess, hipFreeAsync(p, self->a));
 }
 
+/* ---- hipMallocFromPoolAsync and hipFreeAsync wait for no stream ---- */
+
+static hipError_t device_pool(hipMemPool_t *pool, size_t max_size)
+{
+	hipMemPoolProps p = lh_props(hipMemHandleTypePosixFileDescriptor,
+				     max_size);
+
+	p.location.type = hipMemLocationTypeDevice;
+	p.location.id = 0;
+	return hipMemPoolCreate(pool, &p);
+}
+
+/* Work recorded on @s that a hold keeps from completing. */
+static void busy(hipStream_t s, hipEvent_t ev)
+{
+	kfdpool_standin_hold(s, 1);
+	hipEventRecord(ev, s);
+}
+
+/*
+ * A device pool's new chunk is made while the null stream and another
+ * stream have work in flight: nothing of it is waited for (clr's hipMemMap
+ * would wait for the null stream).
+ */
+TEST_F(order, a_new_chunk_waits_for_no_stream)
+{
+	hipEvent_t e0, ea;
+	hipMemPool_t dp;
+	void *p;
+
+	ASSERT_EQ(hipSuccess, device_pool(&dp, 0));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&e0, 0));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ea, 0));
+	busy(NULL, e0);
+	busy(self->a, ea);
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, dp, self->b));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_TRUE(strstr(logs, "hipMemCreate") != NULL) TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "(waits)")) TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_pending(NULL));
+	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
+	kfdpool_standin_run(NULL);
+	kfdpool_standin_hold(NULL, 0);
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(e0));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ea));
+}
+
+/*
+ * The free that empties a chunk, release threshold 0, while A has work in
+ * flight: the chunk is not given back inside hipFreeAsync (clr's hipFree
+ * and hipMemUnmap wait for the device), but at the next call that waits
+ * anyway.
+ */
+TEST_F(order, an_emptied_chunk_waits_for_a_synchronising_call)
+{
+	uint64_t zero = 0;
+	hipEvent_t ea;
+	hipMemPool_t dp;
+	void *p;
+
+	ASSERT_EQ(hipSuccess, device_pool(&dp, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(dp,
+		  hipMemPoolAttrReleaseThreshold, &zero));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ea, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, dp, self->b));
+	busy(self->a, ea);
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->b));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_EQ(NULL, strstr(logs, "hipFree ")) TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "syncs")) TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
+	EXPECT_NE(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
+	/* B's frees are done once B is synchronised: now it goes. */
+	ASSERT_EQ(hipSuccess, hipStreamSynchronize(self->b));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_TRUE(strstr(logs, "hipFree import") != NULL) TH_LOG("%s", logs);
+	EXPECT_EQ(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
+	/* (The runtime's last error is the synchronisation's.) */
+	EXPECT_EQ(hipSuccess, hipGetLastError());
+	kfdpool_standin_run(self->a);
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ea));
+}
+
+/* The same for an importer's mapping of a device chunk. */
+TEST_F(order, an_imported_mapping_waits_for_a_synchronising_call)
+{
+	struct kfdpool_pool_stats st;
+	hipMemPoolPtrExportData d;
+	hipMemPool_t dp, imp;
+	hipEvent_t ea;
+	void *p, *q;
+	int fd;
+
+	ASSERT_EQ(hipSuccess, device_pool(&dp, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, dp,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&imp,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ea, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, dp, self->b));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, imp, &d));
+	busy(self->a, ea);
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_EQ(NULL, strstr(logs, "syncs")) TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
+	EXPECT_EQ(1, st.fd_imports);
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(imp));
+	EXPECT_EQ(hipSuccess, hipFree(p));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ea));
+}
+
 /* Without a device the runtime runs no GPU work: no event at all (a child
  * with no device, exec'd: the device count is read once per process). */
 static int no_device_child(void)
@@ -439,21 +611,9 @@ static int no_device_child(void)
 
 TEST(no_device_no_event)
 {
-	int st;
-	pid_t pid;
-
 	if (access("/dev/kfdpool", F_OK))
 		SKIP(return, "/dev/kfdpool missing (module not loaded)");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		setenv("KFDPOOL_STANDIN_DEVICES", "", 1);
-		execl("/proc/self/exe", "no-device", "--no-device", (char *)NULL);
-		_exit(127);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		TH_LOG("child status %#x", st);
+	EXPECT_EQ(0, lh_exec_self("no-device", "KFDPOOL_STANDIN_DEVICES", ""));
 }
 
 int main(int argc, char **argv)

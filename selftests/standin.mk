@@ -35,3 +35,17 @@ STANDIN_TESTS := $(patsubst %.c,$(OUTPUT)/%,$(wildcard lib_standin_*_test.c))
 $(STANDIN_TESTS): CFLAGS += -I$(USERLIB_SRC) -DKFDPOOL_HIP_OWN_TYPES
 $(STANDIN_TESTS): LDLIBS += -L$(STANDIN) -Wl,-rpath,$(STANDIN) -lamdhip64 -ldl
 $(STANDIN_TESTS): $(STANDIN)/libamdhip64.so.6 hiprt_standin.h
+
+# The TEST-ONLY STAND-IN for amdkfd and libdrm_amdgpu (kfd_standin.c), an
+# LD_PRELOAD object for lib_kfd_standin_test, built against the kfd_ioctl.h
+# the library's kfd backend is built against (KFD_IOCTL_H, from lib.mk):
+# without it the test skips.
+$(OUTPUT)/lib_kfd_standin_test: LDLIBS += -ldl
+ifneq ($(KFD_IOCTL_H),)
+$(STANDIN)/libkfd-standin.so: kfd_standin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-DKFD_IOCTL_H='"$(KFD_IOCTL_H)"' -I/usr/include/libdrm \
+		-idirafter $(abspath $(dir $(KFD_IOCTL_H))/..) -o $@ $< -ldl
+$(OUTPUT)/lib_kfd_standin_test: $(STANDIN)/libkfd-standin.so
+endif

@@ -3,24 +3,24 @@
 #
 #   make lib     build/lib/libkfdpool.{so,a}, libkfdpool-hip.{so,a}, their .pc
 #   make unit    native unit tests (no module needed), KTAP output
-#   make examples  build/lib/examples/*
+#   make examples  build/examples/* (examples/)
 #
 # Two libraries, one per layer users link:
 # - libkfdpool (src/native/): the native C API over the ioctls and io_uring.
 #   It exports kfdpool_* only (version KFDPOOL_1.0), no hip* name, so it is
 #   safe in any process.  liburing.a is linked in, its symbols hidden.
-# - libkfdpool-hip (src/hip/ over src/pool/ and src/chunk/): HIP's mempool
+# - libkfdpool-hip (src/hip/ over src/pool/, src/chunk/ and src/rt/): HIP's mempool
 #   API with the runtime's symbol versions, and the kfdpool* extensions
 #   (KFDPOOL_HIP_1.0).  Linked against libkfdpool (found next to it:
 #   RUNPATH $ORIGIN), libdrm.a inside; never against a HIP runtime, which
-#   it finds at run time (src/hip/hip_runtime.c).
+#   it finds at run time (src/rt/runtime.c).
 # The static archives leave liburing and libdrm to the program (the .pc
-# files' Requires.private say so).
+# files' Libs.private say so; a shared link needs neither -dev package).
 
 LIB_VERSION := 1.0.0
 LIBDIR_OUT := $(BUILD)/lib
 NATIVE_SRCS := $(wildcard $(SRC)/userlib/src/native/*.c)
-HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/pool/*.c \
+HIPLIB_SRCS := $(wildcard $(SRC)/userlib/src/rt/*.c $(SRC)/userlib/src/pool/*.c \
 	$(SRC)/userlib/src/chunk/*.c $(SRC)/userlib/src/hip/*.c)
 NATIVE_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(NATIVE_SRCS))
 HIPLIB_OBJS := $(patsubst $(SRC)/userlib/src/%.c,$(LIBDIR_OUT)/obj/%.o,$(HIPLIB_SRCS))
@@ -134,6 +134,45 @@ $(UNIT_OUT)/hip_abi_test: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test
 	$(CC) $(UNIT_CFLAGS) $(if $(HIP_API_H),-DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__) \
 		-o $@ $< $(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
 
+# The same against the HIP headers of other releases, where their roots
+# are in the cache (Debian 13's HIP 5.7, unstable's 6.4: HIP_ROOTS/NAME/
+# [root/]usr/include/hip), each seen alone (a directory holding only its
+# hip/ and hsa/): the type check, and the HIP mempool IPC programs of
+# examples/ (share_pool, exporter, importer) compiled and linked with
+# libkfdpool-hip.  A root's libamdhip64 runs only in that release:
+# linking it is the release roots' job.
+HIP_ROOTS ?= $(KFDPOOL_CACHE)/roots
+HIP_IPC_EXAMPLES := share_pool.c exporter.c importer.c
+# A root NAME's headers are in NAME/usr/include or, in the release roots
+# of tools' cache, NAME/root/usr/include: hipinc-NAME.
+HIP_OTHER_H := $(wildcard $(HIP_ROOTS)/*/usr/include/hip/hip_runtime_api.h \
+	$(HIP_ROOTS)/*/root/usr/include/hip/hip_runtime_api.h)
+hip_root_name = $(firstword $(subst /, ,$(patsubst $(HIP_ROOTS)/%,%,$(1))))
+$(foreach h,$(HIP_OTHER_H),$(eval hipinc-$(call hip_root_name,$(h)) := \
+	$(patsubst %/hip/hip_runtime_api.h,%,$(h))))
+HIP_OTHER := $(foreach h,$(HIP_OTHER_H),$(call hip_root_name,$(h)))
+UNIT_BINS += $(patsubst %,$(UNIT_OUT)/hip_abi_test-%,$(HIP_OTHER))
+# (A stamp of our own: a target reached through the links would be the
+# root's file, which make may delete as an intermediate.)
+$(UNIT_OUT)/hiphdr-%.stamp:
+	@mkdir -p $(UNIT_OUT)/hiphdr-$*
+	ln -sfn $(hipinc-$*)/hip $(UNIT_OUT)/hiphdr-$*/hip
+	$(if $(wildcard $(hipinc-$*)/hsa),ln -sfn $(hipinc-$*)/hsa $(UNIT_OUT)/hiphdr-$*/hsa)
+	touch $@
+.PRECIOUS: $(UNIT_OUT)/hiphdr-%.stamp
+$(UNIT_OUT)/hip_abi_test-%: $(SRC)/userlib/test/hip_abi_test.c $(SRC)/userlib/test/hip_abi_order.c \
+		$(UNIT_OUT)/hiphdr-%.stamp $(UNIT_OUT)/hip_rename.h \
+		$(addprefix $(SRC)/examples/,$(HIP_IPC_EXAMPLES)) $(LIB_HDRS) $(LIB_SO) | ksft
+	for x in $(basename $(HIP_IPC_EXAMPLES)); do \
+		$(CC) $(LIB_CSTD) -O2 $(WARNFLAGS) -Wno-missing-prototypes -Werror \
+		-D__HIP_PLATFORM_AMD__ -isystem $(UNIT_OUT)/hiphdr-$* $(LIB_CPPFLAGS) \
+		-o $(UNIT_OUT)/$$x-$* $(SRC)/examples/$$x.c \
+		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lkfdpool || exit 1; \
+	done
+	$(CC) $(UNIT_CFLAGS) -DHAVE_HIP_HEADERS -D__HIP_PLATFORM_AMD__ \
+		-isystem $(UNIT_OUT)/hiphdr-$* -o $@ $< \
+		$(SRC)/userlib/test/hip_abi_order.c $(HIPLIB_LINK) -lpthread
+
 $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(HIPLIB_LINK) -lpthread
@@ -151,34 +190,50 @@ unit: lib $(UNIT_BINS)
 		$(KTAP_RUN) $$(basename $$t) timeout 300 $$t || fail=1; \
 	done; exit $$fail
 
-# ---- examples ----
-EXAMPLES_OUT := $(LIBDIR_OUT)/examples
-EXAMPLES := $(patsubst $(SRC)/userlib/examples/%.c,$(EXAMPLES_OUT)/%,$(wildcard $(SRC)/userlib/examples/*.c))
-# The same programs built against HIP's own headers where they are installed
-# (a HIP program's build): linked against libkfdpool-hip alone (-hiphdr);
+# ---- examples (examples/) ----
+# exporter and importer: README's first program, built with README's
+# compile line (cc prog.c $(pkg-config --cflags --libs kfdpool-hip)
+# -lamdhip64) against this tree's kfdpool-hip-uninstalled.pc, plus an
+# rpath to build/lib.  Where HIP's runtime cannot be linked they are built
+# without -lamdhip64 (the library then stands alone).  pool_info: the
+# native API alone (-lkfdpool).  share_pool: make demo's program, built
+# four ways.
+EXAMPLES_SRC := $(SRC)/examples
+EXAMPLES_OUT := $(BUILD)/examples
+HIP_RT_SO := $(shell $(CC) -print-file-name=libamdhip64.so)
+HIP_RT_LIB := $(if $(filter /%,$(HIP_RT_SO)),-lamdhip64)
+README_PC = $(shell PKG_CONFIG_PATH=$(LIBDIR_OUT)/pkgconfig pkg-config --cflags --libs kfdpool-hip)
+EXAMPLES := $(EXAMPLES_OUT)/pool_info $(EXAMPLES_OUT)/share_pool \
+	$(if $(HIP_API_H),$(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer)
+# share_pool built against HIP's own headers where they are installed (a
+# HIP program's build): linked against libkfdpool-hip alone (-hiphdr);
 # where HIP's runtime is installed too, linked -lkfdpool-hip -lamdhip64
 # (-hiprt) and against the runtime alone, for LD_PRELOAD (-preload).
-EXAMPLES_HIP := $(if $(HIP_API_H),$(addsuffix -hiphdr,$(EXAMPLES)))
-HIP_RT_SO := $(shell $(CC) -print-file-name=libamdhip64.so)
-EXAMPLES_RT := $(if $(and $(HIP_API_H),$(filter /%,$(HIP_RT_SO))), \
-	$(addsuffix -hiprt,$(EXAMPLES)) $(addsuffix -preload,$(EXAMPLES)))
-examples: $(EXAMPLES) $(EXAMPLES_HIP) $(EXAMPLES_RT)
+EXAMPLES += $(if $(HIP_API_H),$(EXAMPLES_OUT)/share_pool-hiphdr)
+EXAMPLES += $(if $(and $(HIP_API_H),$(HIP_RT_LIB)), \
+	$(EXAMPLES_OUT)/share_pool-hiprt $(EXAMPLES_OUT)/share_pool-preload)
+examples: $(EXAMPLES)
 EXAMPLE_CC = $(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS)
-$(EXAMPLES_OUT)/%-hiprt: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
+$(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer: $(EXAMPLES_OUT)/%: $(EXAMPLES_SRC)/%.c $(LIB_SO) $(LIB_HDRS) \
+		$(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc $(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -Werror -o $@ $< $(README_PC) -Wl,-rpath,$(LIBDIR_OUT) $(HIP_RT_LIB)
+$(EXAMPLES_OUT)/pool_info: $(EXAMPLES_SRC)/pool_info.c $(LIB_SO) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(EXAMPLE_CC) -o $@ $< $(NATIVE_LINK)
+$(EXAMPLES_OUT)/share_pool-hiprt: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< \
 		-L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip -lamdhip64
-$(EXAMPLES_OUT)/%-preload: $(SRC)/userlib/examples/%.c $(LIB_HDRS)
+$(EXAMPLES_OUT)/share_pool-preload: $(EXAMPLES_SRC)/share_pool.c $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< -lamdhip64
-$(EXAMPLES_OUT)/%-hiphdr: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
+$(EXAMPLES_OUT)/share_pool-hiphdr: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
-		-D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
-$(EXAMPLES_OUT)/%: $(SRC)/userlib/examples/%.c $(LIB_SO) $(LIB_HDRS)
+	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
+$(EXAMPLES_OUT)/share_pool: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS) \
-		-o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
+	$(EXAMPLE_CC) -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
 
 # kfdpool-query, a small tool over the library.
 tools: $(BUILD)/bin/kfdpool-query

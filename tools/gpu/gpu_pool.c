@@ -1,34 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * gpu_pool: a device pool shared by two processes through the real HIP
- * runtime, for AMD GPU nodes (tools/gpu-check runs it; it needs a GPU and
- * cannot run in the project's VMs).  Written against HIP's own headers and
- * linked as users link: -lkfdpool-hip -lamdhip64.
+ * gpu_pool: the checks of tools/gpu-check that need a GPU, against the
+ * real HIP runtime (they cannot run in the project's VMs).  Written
+ * against HIP's own headers and linked as users link: -lkfdpool-hip
+ * -lamdhip64 (with -lkfdpool for the native import the dma-buf checks
+ * use).
  *
- *   1. the exporter creates a device pool (PosixFileDescriptor) on its
- *      device 0, allocates 1 MiB, fills it with hipMemset, exports the
- *      pool and the pointer;
- *   2. the importer (another process, started by exec, never a fork of a
- *      process that initialised HIP) imports both, reads the bytes back
- *      with hipMemcpy, writes others with hipMemset;
- *   3. the exporter reads the importer's bytes with hipMemcpy, frees its
- *      pointer and exits first;
- *   4. the importer, alone now, still reads and writes the memory through
- *      the runtime, then frees its import and ends its pool.
+ *   gpu_pool --info          the runtime's version, the virtual memory
+ *                            attribute, KFD's ioctl version, the path
+ *                            libkfdpool-hip chooses (its stderr line)
+ *   gpu_pool --list          the checks' names
+ *   gpu_pool --check NAME    one check: exit 0 passed, 1 failed, 4 not run
+ *                            (the last line says why)
  *
- * KTAP output: each process's steps as "# ok"/"# not ok" lines, then one
- * result per process; exit 0 when both passed, 4 (kselftest's skip) when
- * the runtime has no device or cannot share device memory (ROCm older
- * than 5.6: the library said which version it needs), 1 otherwise.
+ * The checks (what each shows is in its comment below): share, dmabuf-size,
+ * canary, free-while-mapped, stream-order, last-error, new-chunk-timing,
+ * other-device-free, many-chunks, capture, kernel-access.  The path is the
+ * one KFDPOOL_RT_PATH forces, or libkfdpool-hip's choice; tools/gpu-check
+ * runs the path-dependent checks on both paths, and the dma-buf checks a
+ * second time with HSA_DISABLE_FRAGMENT_ALLOCATOR=1 as a control.  The
+ * checks that launch kernels load them from KFDPOOL_GPU_KERNELS, a code
+ * object built from tools/gpu/kernels.hip.  A second process is always
+ * started by exec, never by a fork of a process that initialised HIP.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef __HIP_PLATFORM_AMD__
@@ -36,9 +42,15 @@
 #endif
 #include <hip/hip_runtime_api.h>
 #include <kfdpool_hip.h>
+#include <kfdpool.h>
 
-#define SIZE (1 << 20)
-#define SKIP 4
+#define PASS 0
+#define FAIL 1
+#define NOTRUN 4
+#define MIB (1ULL << 20)
+#define KIB (1ULL << 10)
+/* hipDeviceAttributeVirtualMemoryManagementSupported in HIP >= 5.7. */
+#define VMM_ATTR 89
 
 static int nstep;
 
@@ -52,14 +64,34 @@ static int step(int ok, const char *what, hipError_t e)
 	return ok;
 }
 
-static int all_bytes(const unsigned char *b, unsigned char v)
+static int failed(const char *what, hipError_t e)
 {
-	size_t i;
-
-	for (i = 0; i < SIZE && b[i] == v; i++)
-		;
-	return i == SIZE;
+	step(0, what, e);
+	return FAIL;
 }
+
+static int notrun(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# not run: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return NOTRUN;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- plumbing ---- */
 
 static int xfer(int sock, void *buf, size_t len, int out)
 {
@@ -109,135 +141,8 @@ static int recv_fd(int sock)
 	return fd;
 }
 
-/* The exporter: 0, SKIP or 1. */
-static int exporter(int sock)
-{
-	hipMemPoolProps props = { 0 };
-	hipMemPoolPtrExportData d;
-	unsigned char *buf = malloc(SIZE);
-	hipMemPool_t pool;
-	hipError_t e;
-	void *p;
-	int fd, n = 0;
-	char c = 0;
-
-	e = hipGetDeviceCount(&n);
-	if (e || !n) {
-		printf("# exporter: no device (%s)\n", hipGetErrorName(e));
-		xfer(sock, "S", 1, 1);
-		return SKIP;
-	}
-	props.allocType = hipMemAllocationTypePinned;
-	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
-	props.location.type = hipMemLocationTypeDevice;
-	props.location.id = 0;
-	e = hipMemPoolCreate(&pool, &props);
-	if (e == hipErrorNotSupported) {
-		printf("# exporter: this runtime cannot share device memory "
-		       "(see the line above for the ROCm version it needs)\n");
-		xfer(sock, "S", 1, 1);
-		return SKIP;
-	}
-	if (!step(!e, "exporter: hipMemPoolCreate (device 0, PosixFileDescriptor)", e))
-		goto fail;
-	printf("# exporter: pool backend %s\n", kfdpoolMemPoolBackend(pool));
-	e = hipMallocFromPoolAsync(&p, SIZE, pool, NULL);
-	if (!step(!e, "exporter: hipMallocFromPoolAsync 1 MiB", e))
-		goto fail;
-	e = hipMemset(p, 0x5a, SIZE);
-	if (!e)
-		e = hipDeviceSynchronize();
-	if (!step(!e, "exporter: hipMemset 0x5a", e))
-		goto fail;
-	e = hipMemPoolExportToShareableHandle(&fd, pool,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolExportPointer(&d, p);
-	if (!step(!e, "exporter: pool and pointer exported", e))
-		goto fail;
-	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
-	    xfer(sock, &d, sizeof(d), 1))
-		goto fail;
-	close(fd);
-	/* The importer read 0x5a and wrote 0xa5. */
-	if (xfer(sock, &c, 1, 0) || c != 'W') {
-		step(0, "exporter: the importer's answer", hipSuccess);
-		goto fail;
-	}
-	e = hipMemcpy(buf, p, SIZE, hipMemcpyDeviceToHost);
-	if (!step(!e && all_bytes(buf, 0xa5),
-		  "exporter: hipMemcpy reads the importer's 0xa5", e))
-		goto fail;
-	e = hipFree(p);
-	if (!e)
-		e = hipMemPoolDestroy(pool);
-	if (!step(!e, "exporter: freed its pointer, ended its pool, exits first", e))
-		goto fail;
-	free(buf);
-	return 0;
-fail:
-	free(buf);
-	return 1;
-}
-
-/* The importer: 0, SKIP or 1. */
-static int importer(int sock)
-{
-	unsigned char *buf = malloc(SIZE);
-	hipMemPoolPtrExportData d;
-	hipMemPool_t pool;
-	hipError_t e;
-	char c = 0;
-	void *q;
-	int fd;
-
-	if (xfer(sock, &c, 1, 0) || c == 'S')
-		return SKIP;
-	fd = recv_fd(sock);
-	if (fd < 0 || xfer(sock, &d, sizeof(d), 0))
-		return 1;
-	e = hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
-			hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e)
-		e = hipMemPoolImportPointer(&q, pool, &d);
-	if (!step(!e, "importer: pool and pointer imported", e))
-		return 1;
-	e = hipMemcpy(buf, q, SIZE, hipMemcpyDeviceToHost);
-	if (!step(!e && all_bytes(buf, 0x5a),
-		  "importer: hipMemcpy reads the exporter's 0x5a", e))
-		return 1;
-	e = hipMemset(q, 0xa5, SIZE);
-	if (!e)
-		e = hipDeviceSynchronize();
-	if (!step(!e, "importer: hipMemset 0xa5", e))
-		return 1;
-	if (xfer(sock, "W", 1, 1))
-		return 1;
-	/* The exporter ends: its end of the socket closes when it exits. */
-	if (read(sock, &c, 1) != 0)
-		return 1;
-	memset(buf, 0, SIZE);
-	e = hipMemcpy(buf, q, SIZE, hipMemcpyDeviceToHost);
-	if (!step(!e && all_bytes(buf, 0xa5),
-		  "importer: the memory outlives its exporter (hipMemcpy)", e))
-		return 1;
-	e = hipMemset(q, 0x3c, SIZE);
-	if (!e)
-		e = hipMemcpy(buf, q, SIZE, hipMemcpyDeviceToHost);
-	if (!step(!e && all_bytes(buf, 0x3c),
-		  "importer: and takes writes (hipMemset, hipMemcpy)", e))
-		return 1;
-	e = hipFree(q);
-	if (!e)
-		e = hipMemPoolDestroy(pool);
-	close(fd);
-	free(buf);
-	return step(!e, "importer: freed its import, ended its pool", e) ? 0 : 1;
-}
-
-/* Start @role on @sock; the other end, @other, stays out of it (the
- * importer learns that the exporter exited from its end closing). */
-static pid_t spawn(const char *self, const char *role, int sock, int other)
+/* Start this program as "--role ROLE SOCK" (exec, never a plain fork). */
+static pid_t spawn(const char *role, int sock, int other)
 {
 	char arg[16];
 	pid_t pid = fork();
@@ -246,41 +151,1004 @@ static pid_t spawn(const char *self, const char *role, int sock, int other)
 		return pid;
 	close(other);
 	snprintf(arg, sizeof(arg), "%d", sock);
-	execl(self, "gpu_pool", role, arg, (char *)NULL);
+	execl("/proc/self/exe", "gpu_pool", "--role", role, arg, (char *)NULL);
 	_exit(127);
 }
 
+/* Run @role in another process beside @fn in this one; both must pass. */
+static int two_processes(const char *role, int (*fn)(int sock))
+{
+	int sv[2], st = 0, mine, theirs;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return FAIL;
+	pid = spawn(role, sv[1], sv[0]);
+	close(sv[1]);
+	mine = fn(sv[0]);
+	close(sv[0]);
+	waitpid(pid, &st, 0);
+	theirs = WIFEXITED(st) ? WEXITSTATUS(st) : FAIL;
+	if (mine == NOTRUN || theirs == NOTRUN)
+		return mine == NOTRUN ? NOTRUN : theirs;
+	return mine || theirs ? FAIL : PASS;
+}
+
+static int devices(void)
+{
+	int n = 0;
+
+	return hipGetDeviceCount(&n) ? 0 : n;
+}
+
+static hipError_t pool_on(hipMemPool_t *pool, hipMemLocationType where,
+			  int dev, size_t max_size)
+{
+	hipMemPoolProps props;
+
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	props.location.type = where;
+	props.location.id = dev;
+	/* maxSize; HIP 5.2's headers call these bytes reserved[0..7]. */
+	memcpy((char *)&props.win32SecurityAttributes +
+	       sizeof(props.win32SecurityAttributes), &max_size,
+	       sizeof(max_size));
+	return hipMemPoolCreate(pool, &props);
+}
+
+/* The pool's fd and @p's export data, as an exporter sends them. */
+static hipError_t export_both(hipMemPool_t pool, void *p, int *fd,
+			      hipMemPoolPtrExportData *d)
+{
+	hipError_t e = hipMemPoolExportToShareableHandle(fd, pool,
+			hipMemHandleTypePosixFileDescriptor, 0);
+
+	return e ? e : hipMemPoolExportPointer(d, p);
+}
+
+/*
+ * The importer's side of export_both: wait for the exporter's go ('S':
+ * it could not run), take the pool's fd and the export data, import both.
+ * NOTRUN or FAIL, else 0 with the runtime's answer in *e.
+ */
+static int import_both(int sock, hipMemPool_t *pool, void **q, int *fd,
+		       hipError_t *e)
+{
+	hipMemPoolPtrExportData d;
+	char c = 0;
+
+	if (xfer(sock, &c, 1, 0) || c == 'S')
+		return NOTRUN;
+	*fd = recv_fd(sock);
+	if (*fd < 0 || xfer(sock, &d, sizeof(d), 0))
+		return FAIL;
+	*e = hipMemPoolImportFromShareableHandle(pool, (void *)(intptr_t)*fd,
+			hipMemHandleTypePosixFileDescriptor, 0);
+	if (!*e)
+		*e = hipMemPoolImportPointer(q, *pool, &d);
+	return 0;
+}
+
+/* A device pool on device 0, or why not (NOTRUN printed). */
+static int device_pool(hipMemPool_t *pool, size_t gran, size_t max_size)
+{
+	hipError_t e;
+
+	if (!devices())
+		return notrun("the runtime has no device");
+	e = pool_on(pool, hipMemLocationTypeDevice, 0, max_size);
+	if (e == hipErrorNotSupported)
+		return notrun("this runtime cannot share device memory (see "
+			      "libkfdpool-hip's line on stderr)");
+	if (!step(!e, "device pool (device 0, PosixFileDescriptor)", e))
+		return FAIL;
+	if (gran && kfdpoolMemPoolSetGranularity(*pool, gran))
+		return failed("granularity", hipSuccess);
+	return PASS;
+}
+
+static int all_bytes(const unsigned char *b, size_t n, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < n && b[i] == v; i++)
+		;
+	return i == n;
+}
+
+/* ---- kernels ---- */
+
+static hipFunction_t k_spin, k_fill, k_count;
+static unsigned long long cycles_per_s;
+
+static int kernels(void)
+{
+	const char *path = getenv("KFDPOOL_GPU_KERNELS");
+	hipModule_t mod;
+	int khz = 0;
+
+	if (!path || !*path)
+		return notrun("no kernels (KFDPOOL_GPU_KERNELS: gpu-check builds "
+			      "them with hipcc)");
+	if (hipModuleLoad(&mod, path) ||
+	    hipModuleGetFunction(&k_spin, mod, "kp_spin") ||
+	    hipModuleGetFunction(&k_fill, mod, "kp_fill") ||
+	    hipModuleGetFunction(&k_count, mod, "kp_count"))
+		return failed("load the kernels", hipSuccess);
+	hipDeviceGetAttribute(&khz, hipDeviceAttributeClockRate, 0);
+	cycles_per_s = (unsigned long long)(khz > 0 ? khz : 1000000) * 1000;
+	return PASS;
+}
+
+static hipError_t spin(hipStream_t s, double seconds)
+{
+	unsigned long long cycles = (unsigned long long)(seconds * cycles_per_s);
+	unsigned int *flag = NULL, v = 0;
+	void *args[] = { &cycles, &flag, &v };
+
+	return hipModuleLaunchKernel(k_spin, 1, 1, 1, 64, 1, 1, 0, s, args,
+				     NULL);
+}
+
+static hipError_t fill(hipStream_t s, void *p, unsigned int v, size_t bytes)
+{
+	unsigned long long n = bytes / 4;
+	void *args[] = { &p, &v, &n };
+
+	return hipModuleLaunchKernel(k_fill, 256, 1, 1, 256, 1, 1, 0, s, args,
+				     NULL);
+}
+
+/* Words of @p (@bytes) that are not @v, counted by a kernel on @s. */
+static long count(hipStream_t s, const void *p, unsigned int v, size_t bytes)
+{
+	unsigned long long n = bytes / 4;
+	unsigned int *bad = NULL, host = 0;
+	void *args[] = { &p, &v, &n, &bad };
+
+	if (hipMalloc((void **)&bad, sizeof(*bad)) ||
+	    hipMemset(bad, 0, sizeof(*bad)) ||
+	    hipModuleLaunchKernel(k_count, 256, 1, 1, 256, 1, 1, 0, s, args,
+				  NULL) ||
+	    hipStreamSynchronize(s) ||
+	    hipMemcpy(&host, bad, sizeof(host), hipMemcpyDeviceToHost))
+		host = ~0u;
+	hipFree(bad);
+	return host == ~0u ? -1 : (long)host;
+}
+
+/* ---- --info ---- */
+
+struct kfd_version {		/* struct kfd_ioctl_get_version_args */
+	uint32_t major, minor;
+};
+#define KFD_IOC_GET_VERSION _IOR('K', 0x01, struct kfd_version)
+
+static int info(void)
+{
+	struct kfd_version kv = { 0, 0 };
+	hipMemPool_t pool;
+	int v = 0, attr = -1, fd;
+
+	hipRuntimeGetVersion(&v);
+	printf("HIP runtime: HIP_VERSION %d (%d.%d), built against %d\n", v,
+	       v / 10000000, v / 100000 % 100, HIP_VERSION);
+	if (v >= 60100000 && devices())
+		hipDeviceGetAttribute(&attr, (hipDeviceAttribute_t)VMM_ATTR, 0);
+	if (attr >= 0)
+		printf("hipDeviceAttributeVirtualMemoryManagementSupported "
+		       "(device 0): %d\n", attr);
+	else
+		printf("hipDeviceAttributeVirtualMemoryManagementSupported: "
+		       "not asked (HIP < 6.1 or no device)\n");
+	fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && !ioctl(fd, KFD_IOC_GET_VERSION, &kv))
+		printf("KFD ioctl version: %u.%u\n", kv.major, kv.minor);
+	else
+		printf("KFD ioctl version: unknown (/dev/kfd: %s)\n",
+		       strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	printf("devices: %d\n", devices());
+	fflush(stdout);
+	/* libkfdpool-hip says its path on stderr at the first device pool. */
+	if (!pool_on(&pool, hipMemLocationTypeDevice, 0, 0))
+		hipMemPoolDestroy(pool);
+	return PASS;
+}
+
+/* ---- share: a device pool between two processes, both ways ---- */
+
+static int share_exporter(int sock)
+{
+	unsigned char *buf = malloc(MIB);
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	hipError_t e;
+	int fd, r;
+	char c = 0;
+	void *p;
+
+	r = device_pool(&pool, 0, 0);
+	if (r || !buf) {
+		xfer(sock, "S", 1, 1);
+		return r ? r : FAIL;
+	}
+	e = hipMallocFromPoolAsync(&p, MIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x5a, MIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!step(!e, "exporter: 1 MiB allocated, hipMemset 0x5a", e))
+		return FAIL;
+	e = export_both(pool, p, &fd, &d);
+	if (!step(!e, "exporter: pool and pointer exported", e))
+		return FAIL;
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1))
+		return FAIL;
+	close(fd);
+	if (xfer(sock, &c, 1, 0) || c != 'W')
+		return failed("exporter: the importer's answer", hipSuccess);
+	e = hipMemcpy(buf, p, MIB, hipMemcpyDeviceToHost);
+	if (!step(!e && all_bytes(buf, MIB, 0xa5),
+		  "exporter: hipMemcpy reads the importer's 0xa5", e))
+		return FAIL;
+	e = hipFree(p);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	free(buf);
+	return step(!e, "exporter: freed, pool ended, exits first", e) ?
+	       PASS : FAIL;
+}
+
+static int share_importer(int sock)
+{
+	unsigned char *buf = malloc(MIB);
+	hipPointerAttribute_t at;
+	hipMemPool_t pool;
+	hipError_t e;
+	char c = 0;
+	void *q;
+	int fd, r;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
+	if (!step(!e, "importer: pool and pointer imported", e))
+		return FAIL;
+	e = hipPointerGetAttributes(&at, q);
+	step(!e, "importer: hipPointerGetAttributes knows the pointer", e);
+	e = hipMemcpy(buf, q, MIB, hipMemcpyDeviceToHost);
+	if (!step(!e && all_bytes(buf, MIB, 0x5a),
+		  "importer: hipMemcpy reads the exporter's 0x5a", e))
+		return FAIL;
+	e = hipMemset(q, 0xa5, MIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!step(!e, "importer: hipMemset 0xa5", e) || xfer(sock, "W", 1, 1))
+		return FAIL;
+	if (read(sock, &c, 1) != 0)	/* the exporter exits first */
+		return FAIL;
+	memset(buf, 0, MIB);
+	e = hipMemcpy(buf, q, MIB, hipMemcpyDeviceToHost);
+	if (!step(!e && all_bytes(buf, MIB, 0xa5),
+		  "importer: the memory outlives its exporter", e))
+		return FAIL;
+	e = hipFree(q);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	close(fd);
+	free(buf);
+	return step(!e, "importer: freed its import, ended its pool", e) ?
+	       PASS : FAIL;
+}
+
+static int check_share(void)
+{
+	return two_processes("share-importer", share_exporter);
+}
+
+/* ---- the dma-buf of a chunk is that chunk ---- */
+
+/*
+ * A 64 KiB-granularity pool's first chunk, exported and imported natively
+ * in this process: the dma-buf's size against the chunk's (the runtime's
+ * granularity on the vmm path, 4 MiB on the dmabuf path), and its bytes
+ * (hipImportExternalMemory, copied whole) against a canary hipMalloc made
+ * beside it, which must not be in it.  @canary: 0 for the size alone.
+ */
+static int chunk_dmabuf(int canary)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_import out;
+	struct kfdpool_record rec;
+	hipMemPoolPtrExportData d;
+	hipExternalMemoryHandleDesc hd;
+	hipExternalMemoryBufferDesc bd;
+	hipExternalMemory_t ext;
+	hipMemPool_t pool;
+	unsigned char *buf = NULL;
+	void *p, *c = NULL, *m = NULL;
+	off_t size;
+	int r, fd;
+	hipError_t e;
+
+	r = device_pool(&pool, 64 * KIB, 0);
+	if (r)
+		return r;
+	e = hipMallocFromPoolAsync(&p, 64 * KIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x5a, 64 * KIB);
+	if (!e && canary) {
+		e = hipMalloc(&c, 64 * KIB);
+		if (!e)
+			e = hipMemset(c, 0xcc, 64 * KIB);
+	}
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!step(!e, "64 KiB allocated (and a canary hipMalloc)", e))
+		return FAIL;
+	e = export_both(pool, p, &fd, &d);
+	if (!step(!e, "exported", e))
+		return FAIL;
+	memcpy(&rec, &d, sizeof(rec));
+	r = kfdpool_import(fd, &rec, 0, &out);
+	if (!step(r >= 0, "the chunk imported natively (kfdpool_import)",
+		  hipSuccess))
+		return FAIL;
+	size = lseek(out.fd, 0, SEEK_END);
+	printf("# chunk: entry %llu bytes, dma-buf %lld bytes, pool reserves "
+	       "%llu\n", (unsigned long long)out.entry_size, (long long)size,
+	       kfdpoolMemPoolGetStats(pool, &st) ? 0ULL :
+	       (unsigned long long)st.reserved_bytes);
+	if (!step(size == (off_t)out.entry_size &&
+		  st.reserved_bytes == out.entry_size && st.entries == 1,
+		  "the dma-buf is the chunk, as the pool counts it", hipSuccess))
+		return FAIL;
+	if (canary) {
+		memset(&hd, 0, sizeof(hd));
+		hd.type = hipExternalMemoryHandleTypeOpaqueFd;
+		hd.handle.fd = out.fd;
+		hd.size = out.entry_size;
+		memset(&bd, 0, sizeof(bd));
+		bd.size = out.entry_size;
+		buf = malloc(out.entry_size);
+		e = buf ? hipImportExternalMemory(&ext, &hd) :
+		    hipErrorOutOfMemory;
+		if (!e)
+			e = hipExternalMemoryGetMappedBuffer(&m, ext, &bd);
+		if (!e)
+			e = hipMemcpy(buf, m, out.entry_size,
+				      hipMemcpyDeviceToHost);
+		if (!step(!e && !memchr(buf, 0xcc, out.entry_size),
+			  "none of the canary's bytes in the chunk's dma-buf",
+			  e))
+			return FAIL;
+		hipFree(m);
+		hipDestroyExternalMemory(ext);
+		free(buf);
+		hipFree(c);
+	}
+	close(out.fd);
+	kfdpool_release(fd, out.entry_id);
+	close(fd);
+	e = hipFree(p);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	return step(!e, "freed", e) ? PASS : FAIL;
+}
+
+static int check_dmabuf_size(void)
+{
+	return chunk_dmabuf(0);
+}
+
+static int check_canary(void)
+{
+	return chunk_dmabuf(1);
+}
+
+/* ---- free and reallocate while an importer still maps ---- */
+
+static int fwm_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	void *p, *bait[24];
+	hipError_t e = hipSuccess;
+	int r, fd, i;
+	char c = 0;
+
+	r = device_pool(&pool, 0, 0);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMallocFromPoolAsync(&p, 2 * MIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x11, 2 * MIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	if (!step(!e, "exporter: 2 MiB of 0x11 exported", e))
+		return FAIL;
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	close(fd);
+	/* The importer maps it; the chunk goes back, and the runtime's next
+	 * allocations must not be its memory. */
+	e = hipFree(p);
+	if (!e)
+		e = hipMemPoolTrimTo(pool, 0);
+	for (i = 0; !e && i < 24; i++) {
+		e = hipMalloc(&bait[i], i < 16 ? 64 * KIB << (i % 6) : 2 * MIB);
+		if (!e)
+			e = hipMemset(bait[i], 0x77, 64 * KIB);
+	}
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!step(!e, "exporter: freed, trimmed, 24 hipMalloc of 0x77", e))
+		return FAIL;
+	if (xfer(sock, "B", 1, 1) || xfer(sock, &c, 1, 0) || c != 'K')
+		return failed("exporter: the importer still reads 0x11",
+			      hipSuccess);
+	while (i--)
+		hipFree(bait[i]);
+	return hipMemPoolDestroy(pool) ? FAIL : PASS;
+}
+
+static int fwm_importer(int sock)
+{
+	unsigned char *buf = malloc(2 * MIB);
+	hipMemPool_t pool;
+	hipError_t e;
+	char c = 0;
+	void *q;
+	int fd, ok, r;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
+	if (!e)
+		e = hipMemcpy(buf, q, 2 * MIB, hipMemcpyDeviceToHost);
+	if (!step(!e && all_bytes(buf, 2 * MIB, 0x11),
+		  "importer: maps and reads 0x11", e))
+		return FAIL;
+	if (xfer(sock, "M", 1, 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	e = hipMemcpy(buf, q, 2 * MIB, hipMemcpyDeviceToHost);
+	ok = !e && all_bytes(buf, 2 * MIB, 0x11);
+	step(ok, "importer: still 0x11 after the exporter's reallocations", e);
+	xfer(sock, ok ? "K" : "X", 1, 1);
+	hipFree(q);
+	hipMemPoolDestroy(pool);
+	close(fd);
+	free(buf);
+	return ok ? PASS : FAIL;
+}
+
+static int check_free_while_mapped(void)
+{
+	return two_processes("fwm-importer", fwm_exporter);
+}
+
+/* ---- stream order, checked with kernel writes ---- */
+
+static void reuse(hipMemPool_t pool, int follow, int opport, int internal)
+{
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseFollowEventDependencies,
+			       &follow);
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opport);
+	hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowInternalDependencies,
+			       &internal);
+}
+
+/*
+ * A spins 1 s, then writes 0xaaaaaaaa to p, then frees p.  B allocates
+ * the same size (the pool has room for one block), writes 0xbbbbbbbb: the
+ * final bytes must be B's wherever B got p, and B must get it only as the
+ * attribute allows.
+ */
+static int check_stream_order(void)
+{
+	static const struct {
+		int follow, opport, internal, wait_event;
+		const char *what;
+	} cases[] = {
+		{ 0, 0, 0, 0, "no reuse attribute: B never gets A's block" },
+		{ 0, 1, 0, 0, "opportunistic: not while A's kernel runs" },
+		{ 0, 0, 1, 0, "internal dependencies: B waits for A" },
+		{ 1, 0, 0, 1, "follow event dependencies: B waited for A" },
+	};
+	hipStream_t a, b;
+	hipMemPool_t pool;
+	hipEvent_t ev;
+	size_t i, size = 4 * MIB;	/* a chunk on either path */
+	int r, ok = 1;
+	void *p, *q;
+	hipError_t e;
+
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool, size, size);
+	if (r)
+		return r;
+	if (hipStreamCreate(&a) || hipStreamCreate(&b) ||
+	    hipEventCreateWithFlags(&ev, hipEventDisableTiming))
+		return FAIL;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		reuse(pool, cases[i].follow, cases[i].opport, cases[i].internal);
+		q = NULL;
+		e = hipMallocFromPoolAsync(&p, size, pool, a);
+		if (!e)
+			e = spin(a, 1.0);
+		if (!e)
+			e = fill(a, p, 0xaaaaaaaa, size);
+		if (!e)
+			e = hipFreeAsync(p, a);
+		if (!e && cases[i].wait_event) {
+			e = hipEventRecord(ev, a);
+			if (!e)
+				e = hipStreamWaitEvent(b, ev, 0);
+		}
+		if (e) {
+			ok = step(0, cases[i].what, e);
+			break;
+		}
+		e = hipMallocFromPoolAsync(&q, size, pool, b);
+		if (!e)
+			e = fill(b, q, 0xbbbbbbbb, size);
+		if (!e)
+			e = hipDeviceSynchronize();
+		if (!e && q == p && !cases[i].internal && !cases[i].wait_event)
+			ok &= step(0, cases[i].what, hipSuccess);
+		else if (!e)
+			ok &= step(!count(b, q, 0xbbbbbbbb, size), cases[i].what,
+				   hipSuccess);
+		else
+			ok &= step(e == hipErrorOutOfMemory && q == NULL,
+				   cases[i].what, e);
+		if (q)
+			hipFreeAsync(q, b);
+		hipDeviceSynchronize();
+		hipMemPoolTrimTo(pool, 0);
+	}
+	hipEventDestroy(ev);
+	hipStreamDestroy(a);
+	hipStreamDestroy(b);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- hipGetLastError after pending markers ---- */
+
+static int check_last_error(void)
+{
+	hipMemPool_t pool;
+	hipStream_t a, b;
+	hipError_t e, last;
+	void *p, *q = NULL;
+	int r, ok;
+
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool, 4 * MIB, 4 * MIB);
+	if (r)
+		return r;
+	reuse(pool, 0, 1, 0);
+	if (hipStreamCreate(&a) || hipStreamCreate(&b))
+		return FAIL;
+	e = hipMallocFromPoolAsync(&p, 4 * MIB, pool, a);
+	if (!e)
+		e = spin(a, 1.0);
+	if (!e)
+		e = hipFreeAsync(p, a);
+	if (!step(!e, "a free pending behind a kernel", e))
+		return FAIL;
+	/* B polls A's marker (not ready: hipErrorNotReady in the runtime). */
+	e = hipMallocFromPoolAsync(&q, 4 * MIB, pool, b);
+	last = hipGetLastError();
+	ok = step(last == e, "hipGetLastError is the allocation's own answer",
+		  last);
+	printf("# allocation: %s, hipGetLastError: %s\n", hipGetErrorName(e),
+	       hipGetErrorName(last));
+	if (!e)
+		hipFreeAsync(q, b);
+	e = hipMallocFromPoolAsync(&q, 2 * MIB, pool, a);
+	last = hipGetLastError();
+	ok &= step(!e && last == hipSuccess,
+		   "A's own block at once, hipGetLastError hipSuccess", last);
+	if (!e)
+		hipFreeAsync(q, a);
+	hipDeviceSynchronize();
+	hipStreamDestroy(a);
+	hipStreamDestroy(b);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- a new chunk while a long kernel runs ---- */
+
+static int check_new_chunk_timing(void)
+{
+	hipStream_t a, b, on[2];
+	hipMemPool_t pool;
+	double t, took[2];
+	void *p[2];
+	int r, i, ok = 1;
+	hipError_t e;
+
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool, 2 * MIB, 0);
+	if (r)
+		return r;
+	if (hipStreamCreate(&a) || hipStreamCreate(&b))
+		return FAIL;
+	/* A kernel of 3 s on another stream, then on the null stream; the
+	 * allocation on B, larger than a chunk, needs a chunk of its own
+	 * each time. */
+	on[0] = a;
+	on[1] = NULL;
+	for (i = 0; i < 2; i++) {
+		e = spin(on[i], 3.0);
+		if (e)
+			return failed("launch", e);
+		t = now();
+		e = hipMallocFromPoolAsync(&p[i], 8 * MIB, pool, b);
+		took[i] = now() - t;
+		printf("# a new chunk while a kernel runs on %s: %.3f s (%s), "
+		       "the kernel %s\n", i ? "the null stream" : "stream A",
+		       took[i], hipGetErrorName(e),
+		       hipStreamQuery(on[i]) == hipErrorNotReady ?
+		       "still running" : "done");
+		ok &= step(!e && took[i] < 0.5,
+			   i ? "no wait for the null stream" :
+			   "no wait for another stream", e);
+		hipDeviceSynchronize();
+	}
+	hipFree(p[0]);
+	hipFree(p[1]);
+	hipStreamDestroy(a);
+	hipStreamDestroy(b);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- hipFreeAsync on another device's stream ---- */
+
+static int check_other_device_free(void)
+{
+	hipMemPool_t pool;
+	hipStream_t s1;
+	hipError_t e;
+	void *p, *q;
+	int r;
+
+	if (devices() < 2)
+		return notrun("one GPU (this needs two)");
+	r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	if (hipSetDevice(1) || hipStreamCreate(&s1) || hipSetDevice(0))
+		return FAIL;
+	e = hipMallocFromPoolAsync(&p, MIB, pool, s1);
+	if (!e)
+		e = hipFreeAsync(p, s1);
+	if (!step(!e, "hipFreeAsync on device 1's stream, device 0 current",
+		  e))
+		return FAIL;
+	e = hipMallocFromPoolAsync(&q, MIB, pool, s1);
+	step(!e && q == p, "the same stream has it back", e);
+	hipFreeAsync(q, s1);
+	hipStreamSynchronize(s1);
+	hipStreamDestroy(s1);
+	hipMemPoolDestroy(pool);
+	return !e && q == p ? PASS : FAIL;
+}
+
+/* ---- an importer mapping more than 1,024 chunks ---- */
+
+#define MANY 1100
+
+static int many_exporter(int sock)
+{
+	hipMemPoolPtrExportData *d = calloc(MANY, sizeof(*d));
+	void **p = calloc(MANY, sizeof(*p));
+	size_t free_b = 0, total = 0, gran = 64 * KIB;
+	struct kfdpool_pool_stats st;
+	hipMemPool_t pool;
+	hipError_t e = hipSuccess;
+	int r, fd, i;
+	char c = 0;
+
+	r = device_pool(&pool, gran, 0);
+	if (!r && (!d || !p))
+		r = FAIL;
+	/* One chunk each, of the path's size (4 MiB on the dmabuf path):
+	 * room for all of them twice over, or not run. */
+	if (!r) {
+		e = hipMallocFromPoolAsync(&p[0], gran, pool, NULL);
+		if (e || kfdpoolMemPoolGetStats(pool, &st))
+			r = failed("exporter: the first chunk", e);
+	}
+	if (!r && (hipMemGetInfo(&free_b, &total) ||
+		   free_b / 2 / MANY < st.reserved_bytes))
+		r = notrun("%zu MiB free, %d chunks of %llu KiB need twice that",
+			   free_b >> 20, MANY,
+			   (unsigned long long)st.reserved_bytes >> 10);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMemPoolExportPointer(&d[0], p[0]);
+	for (i = 1; i < MANY && !e; i++) {
+		e = hipMallocFromPoolAsync(&p[i], gran, pool, NULL);
+		if (!e)
+			e = hipMemPoolExportPointer(&d[i], p[i]);
+	}
+	if (!e)
+		e = hipMemPoolExportToShareableHandle(&fd, pool,
+				hipMemHandleTypePosixFileDescriptor, 0);
+	if (!step(!e, "exporter: 1,100 chunks, a pointer in each", e))
+		return FAIL;
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, d, MANY * sizeof(*d), 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	for (i = 0; i < MANY; i++)
+		hipFree(p[i]);
+	hipMemPoolDestroy(pool);
+	close(fd);
+	return c == 'K' ? PASS : FAIL;
+}
+
+static int many_importer(int sock)
+{
+	hipMemPoolPtrExportData *d = calloc(MANY, sizeof(*d));
+	void **q = calloc(MANY, sizeof(*q));
+	struct rlimit rl = { 1024, 1024 };
+	hipMemPool_t pool;
+	hipError_t e;
+	char c = 0;
+	int fd, i;
+
+	if (xfer(sock, &c, 1, 0) || c == 'S')
+		return NOTRUN;
+	fd = recv_fd(sock);
+	if (fd < 0 || !d || !q || xfer(sock, d, MANY * sizeof(*d), 0))
+		return FAIL;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	e = hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
+			hipMemHandleTypePosixFileDescriptor, 0);
+	for (i = 0; i < MANY && !e; i++)
+		e = hipMemPoolImportPointer(&q[i], pool, &d[i]);
+	printf("# importer: %d of %d chunks mapped with RLIMIT_NOFILE 1024\n",
+	       i - !!e, MANY);
+	step(!e, "importer: every chunk mapped", e);
+	xfer(sock, e ? "X" : "K", 1, 1);
+	while (i--)
+		if (q[i])
+			hipFree(q[i]);
+	hipMemPoolDestroy(pool);
+	return e ? FAIL : PASS;
+}
+
+static int check_many_chunks(void)
+{
+	return two_processes("many-importer", many_exporter);
+}
+
+/* ---- allocation inside a capture ---- */
+
+static int check_capture(void)
+{
+	hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+	hipMemPool_t pool;
+	hipGraph_t g = NULL;
+	hipStream_t s;
+	void *p = NULL;
+	hipError_t e;
+	int r, ok;
+
+	r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	if (hipStreamCreate(&s) ||
+	    hipStreamBeginCapture(s, hipStreamCaptureModeGlobal))
+		return failed("begin a capture", hipSuccess);
+	e = hipMallocFromPoolAsync(&p, MIB, pool, s);
+	ok = step(e == hipErrorStreamCaptureUnsupported && !p,
+		  "hipMallocFromPoolAsync in a capture refused", e);
+	ok &= step(!hipStreamIsCapturing(s, &st) &&
+		   st == hipStreamCaptureStatusActive, "the capture goes on",
+		   hipSuccess);
+	e = hipStreamEndCapture(s, &g);
+	ok &= step(!e, "hipStreamEndCapture", e);
+	if (g)
+		hipGraphDestroy(g);
+	hipStreamDestroy(s);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- kernels and pointer attributes on pool memory, both processes ---- */
+
+#if HIP_VERSION_MAJOR >= 6
+#define AT_TYPE(a) ((a).type)
+#else
+#define AT_TYPE(a) ((a).memoryType)
+#endif
+
+/* A kernel writes @v over @p, another counts it; the runtime knows @p as
+ * memory of @type. */
+static int use(void *p, size_t size, unsigned int v, int type,
+	       const char *who)
+{
+	hipPointerAttribute_t at;
+	char what[128];
+	hipError_t e;
+	void *dp;
+	int ok;
+
+	memset(&at, 0, sizeof(at));
+	e = hipPointerGetAttributes(&at, p);
+	snprintf(what, sizeof(what), "%s: hipPointerGetAttributes says %s", who,
+		 type == hipMemoryTypeHost ? "host" : "device");
+	ok = step(!e && (int)AT_TYPE(at) == type, what, e);
+	/* Kernels use the device's address of registered host memory. */
+	dp = at.devicePointer ? at.devicePointer : p;
+	e = fill(NULL, dp, v, size);
+	if (!e)
+		e = hipDeviceSynchronize();
+	snprintf(what, sizeof(what), "%s: a kernel writes it, another reads it",
+		 who);
+	ok &= step(!e && !count(NULL, dp, v, size), what, e);
+	return ok;
+}
+
+static int ka_exporter(int sock)
+{
+	hipMemPoolPtrExportData d[2];
+	hipMemPool_t pool[2];
+	void *p[2];
+	hipError_t e;
+	int r, fd[2], i, ok = 1;
+	char c = 0;
+
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool[0], 0, 0);
+	if (!r && (e = pool_on(&pool[1], hipMemLocationTypeHost, 0, 0)))
+		r = failed("host pool", e);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	for (i = 0; i < 2; i++) {
+		e = hipMallocFromPoolAsync(&p[i], MIB, pool[i], NULL);
+		if (!e)
+			e = hipMemPoolExportPointer(&d[i], p[i]);
+		if (!e)
+			e = hipMemPoolExportToShareableHandle(&fd[i], pool[i],
+					hipMemHandleTypePosixFileDescriptor, 0);
+		if (e)
+			return failed("exporter: allocate and export", e);
+		ok &= use(p[i], MIB, 0x1234 + i, i ? hipMemoryTypeHost :
+			  hipMemoryTypeDevice, i ? "exporter, host pool" :
+			  "exporter, device pool");
+	}
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd[0]) ||
+	    send_fd(sock, fd[1]) || xfer(sock, d, sizeof(d), 1) ||
+	    xfer(sock, &c, 1, 0))
+		return FAIL;
+	for (i = 0; i < 2; i++) {
+		close(fd[i]);
+		hipFree(p[i]);
+		hipMemPoolDestroy(pool[i]);
+	}
+	return ok && c == 'K' ? PASS : FAIL;
+}
+
+static int ka_importer(int sock)
+{
+	hipMemPoolPtrExportData d[2];
+	hipMemPool_t pool[2];
+	hipError_t e = hipSuccess;
+	int fd[2], i, ok = 1;
+	char c = 0;
+	void *q[2];
+
+	if (xfer(sock, &c, 1, 0) || c == 'S')
+		return NOTRUN;
+	fd[0] = recv_fd(sock);
+	fd[1] = recv_fd(sock);
+	if (fd[0] < 0 || fd[1] < 0 || xfer(sock, d, sizeof(d), 0) || kernels())
+		return FAIL;
+	for (i = 0; i < 2; i++) {
+		e = hipMemPoolImportFromShareableHandle(&pool[i],
+				(void *)(intptr_t)fd[i],
+				hipMemHandleTypePosixFileDescriptor, 0);
+		if (!e)
+			e = hipMemPoolImportPointer(&q[i], pool[i], &d[i]);
+		if (e)
+			break;
+		ok &= step(i || !count(NULL, q[i], 0x1234 + i, MIB),
+			   "importer: a kernel reads the exporter's words",
+			   hipSuccess);
+		ok &= use(q[i], MIB, 0x4321 + i, i ? hipMemoryTypeHost :
+			  hipMemoryTypeDevice, i ? "importer, host pool" :
+			  "importer, device pool");
+		hipFree(q[i]);
+		hipMemPoolDestroy(pool[i]);
+		close(fd[i]);
+	}
+	ok &= step(!e, "importer: both pools imported", e);
+	xfer(sock, ok ? "K" : "X", 1, 1);
+	return ok ? PASS : FAIL;
+}
+
+static int check_kernel_access(void)
+{
+	return two_processes("ka-importer", ka_exporter);
+}
+
+/* ---- the table ---- */
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} checks[] = {
+	{ "share", check_share },
+	{ "dmabuf-size", check_dmabuf_size },
+	{ "canary", check_canary },
+	{ "free-while-mapped", check_free_while_mapped },
+	{ "stream-order", check_stream_order },
+	{ "last-error", check_last_error },
+	{ "new-chunk-timing", check_new_chunk_timing },
+	{ "other-device-free", check_other_device_free },
+	{ "many-chunks", check_many_chunks },
+	{ "capture", check_capture },
+	{ "kernel-access", check_kernel_access },
+};
+
+static const struct {
+	const char *name;
+	int (*fn)(int sock);
+} roles[] = {
+	{ "share-importer", share_importer },
+	{ "fwm-importer", fwm_importer },
+	{ "many-importer", many_importer },
+	{ "ka-importer", ka_importer },
+};
+
 int main(int argc, char **argv)
 {
-	int sv[2], st_e = 0, st_i = 0, re, ri;
-	pid_t pe, pi;
+	size_t i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && !strcmp(argv[1], "--exporter"))
-		return exporter(atoi(argv[2]));
-	if (argc == 3 && !strcmp(argv[1], "--importer"))
-		return importer(atoi(argv[2]));
-	/* This process touches no HIP: the two roles are exec'd. */
-	printf("TAP version 13\n1..2\n# gpu_pool: a device pool shared by "
-	       "two processes through the HIP runtime\n");
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-		return 1;
-	pe = spawn("/proc/self/exe", "--exporter", sv[0], sv[1]);
-	pi = spawn("/proc/self/exe", "--importer", sv[1], sv[0]);
-	close(sv[0]);
-	close(sv[1]);
-	if (pe < 0 || pi < 0)
-		return 1;
-	waitpid(pe, &st_e, 0);
-	waitpid(pi, &st_i, 0);
-	re = WIFEXITED(st_e) ? WEXITSTATUS(st_e) : 1;
-	ri = WIFEXITED(st_i) ? WEXITSTATUS(st_i) : 1;
-	if (re == SKIP && ri == SKIP) {
-		printf("ok 1 exporter # SKIP no device pool through this runtime\n"
-		       "ok 2 importer # SKIP no device pool through this runtime\n");
-		return SKIP;
+	if (argc == 4 && !strcmp(argv[1], "--role")) {
+		for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+			if (!strcmp(argv[2], roles[i].name))
+				return roles[i].fn(atoi(argv[3]));
+		return 2;
 	}
-	printf("%sok 1 exporter\n%sok 2 importer\n", re ? "not " : "",
-	       ri ? "not " : "");
-	return re || ri;
+	if (argc == 2 && !strcmp(argv[1], "--info"))
+		return info();
+	if (argc == 2 && !strcmp(argv[1], "--list")) {
+		for (i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+			printf("%s\n", checks[i].name);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--check")) {
+		for (i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+			if (!strcmp(argv[2], checks[i].name))
+				return checks[i].fn();
+	}
+	fprintf(stderr, "usage: gpu_pool --info | --list | --check NAME\n");
+	return 2;
 }

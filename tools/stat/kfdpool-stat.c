@@ -29,6 +29,10 @@
 #define KFDPOOL_STAT_VERSION "unknown"
 #endif
 
+/* Distinct from every other status, so that "kfdpool-stat && ..." in a
+ * monitoring check tells a node without the module from one without pools. */
+#define EXIT_NO_MODULE 3
+
 static struct kps_opts opt = { .device = "/dev/kfdpool", .proc = "/proc" };
 static int json;
 static double watch;
@@ -150,6 +154,25 @@ static void list_pools(struct kps_snapshot *s)
 	close(fd);
 	s->source = KPS_SOURCE_IOCTL;
 	s->scope = l.scope;
+}
+
+/*
+ * No module: the device node does not exist, or its driver is gone (a
+ * static node left from boot).  Said on stderr before anything else.
+ */
+static int no_module(void)
+{
+	int fd = open(opt.device, O_RDONLY | O_CLOEXEC), e = errno;
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (e != ENOENT && e != ENODEV && e != ENXIO)
+		return 0;
+	fprintf(stderr, "kfdpool-stat: %s: %s (is the module loaded? modprobe kfdpool)\n",
+		opt.device, strerror(e));
+	return 1;
 }
 
 static int add_holder(struct kps_snapshot *s, int pid, int fd, const char *comm,
@@ -442,11 +465,29 @@ static void print_text(struct kps_snapshot *s)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kfdpool-stat [--json] [--watch SECONDS] [--bytes] [--pool ID]\n"
-		"                    [--device PATH] [--proc PATH] [--version]\n"
-		"Lists the kfdpool pools (KFDPOOL_IOC_POOL_LIST: all of them for root, else\n"
-		"your own) and the pool fds of each process (/proc/PID/fdinfo): accounting,\n"
-		"owners, importers.  --json writes one JSON document per line (NDJSON).\n");
+		"usage: kfdpool-stat [OPTION]...\n"
+		"Lists the kfdpool memory pools (KFDPOOL_IOC_POOL_LIST on /dev/kfdpool: every\n"
+		"pool for root, your own otherwise) and the pool fds each process holds\n"
+		"(/proc/PID/fdinfo): accounting, owners, importers.\n"
+		"\n"
+		"  -j, --json           one JSON document on one line instead of text\n"
+		"  -w, --watch SECONDS  repeat every SECONDS (fractions allowed) until\n"
+		"                       interrupted; with --json a document per line (NDJSON)\n"
+		"  -b, --bytes          sizes in bytes instead of KiB, MiB, GiB\n"
+		"  -p, --pool ID        only the pool with this id (32 lowercase hex digits)\n"
+		"      --device PATH    list pools through PATH instead of /dev/kfdpool\n"
+		"      --proc PATH      read processes from PATH instead of /proc\n"
+		"  -V, --version        the version, and the module ABI it was built for\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Exit status:\n"
+		"  0  the listing was printed (what could not be read is in its notes)\n"
+		"  1  the output could not be written\n"
+		"  2  a usage error\n"
+		"  %d  no kfdpool module: the device does not exist; nothing is listed\n"
+		"     and stderr says so first\n"
+		"\n"
+		"See kfdpool-stat(8).\n", EXIT_NO_MODULE);
 }
 
 int main(int argc, char **argv)
@@ -501,6 +542,10 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	do {
+		if (no_module()) {
+			ret = EXIT_NO_MODULE;
+			break;
+		}
 		collect(&s);
 		if (watch && !json && isatty(STDOUT_FILENO))
 			printf("\033[H\033[2J");

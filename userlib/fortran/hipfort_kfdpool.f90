@@ -302,6 +302,28 @@ module hipfort_kfdpool
 
   interface
 
+    ! ---- error names and strings ----
+
+    ! const char *hipGetErrorName(hipError_t): the name of a code, e.g.
+    ! "hipErrorNotInitialized".  hipfort declares the result character(c_char),
+    ! which does not match C's pointer return; here it is the pointer: read it
+    ! with c_f_pointer (its length from C's strlen).  The string is static.
+    function hipGetErrorName(hip_error) result(res) &
+        bind(c, name="hipGetErrorName")
+      import :: c_ptr, c_int
+      integer(c_int), value :: hip_error
+      type(c_ptr) :: res
+    end function hipGetErrorName
+
+    ! const char *hipGetErrorString(hipError_t): a sentence (the runtime's,
+    ! where a HIP runtime is loaded); a static string, as above.
+    function hipGetErrorString(hip_error) result(res) &
+        bind(c, name="hipGetErrorString")
+      import :: c_ptr, c_int
+      integer(c_int), value :: hip_error
+      type(c_ptr) :: res
+    end function hipGetErrorString
+
     ! ---- libkfdpool-hip batch extensions ----
 
     ! Export count pointers at once; results(i) gets each one's hipError_t.

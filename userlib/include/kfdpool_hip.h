@@ -5,20 +5,25 @@
  *
  * Types and values are HIP's.  When HIP's <hip/hip_runtime_api.h> was
  * included before this header, or this header is compiled for HIP
- * (__HIP_PLATFORM_AMD__ defined and the header installed), HIP's own types
- * are used and only what older HIP lacks is added (hipMemLocationTypeHost,
- * hipMemHandleTypeFabric).  Otherwise the types come
- * from <kfdpool_hip_types.h>.  Define KFDPOOL_HIP_OWN_TYPES to never include
+ * (__HIP_PLATFORM_AMD__ defined, as pkg-config --cflags kfdpool-hip does,
+ * and the header installed), HIP's own types are used and only what older
+ * HIP lacks is added (hipMemLocationTypeHost, hipMemHandleTypeFabric): so
+ * either header may come first.  Otherwise the types come from
+ * <kfdpool_hip_types.h>.  Define KFDPOOL_HIP_OWN_TYPES to never include
  * HIP's header.  With HIP 5.2's headers, hipMemPoolProps has reserved[64]
  * where current HIP has maxSize + reserved[56]: the layout is the same, and
  * the first 8 reserved bytes are the maximum size.
  *
- * Streams: every operation completes before it returns; any hipStream_t
- * value (0 included) is accepted and ignored.
+ * Streams: beside a HIP runtime that has a device, pools keep HIP's stream
+ * order (a block freed on one stream goes to another only as HIP's reuse
+ * rules allow; docs/library.md, "Stream order") and streams are checked as
+ * the runtime checks them; without one there is no GPU work to order, and
+ * any hipStream_t value (0 included) is accepted.
  *
- * libkfdpool implements these functions itself: link it instead of
- * libamdhip64 for the functions below (a program using other HIP
- * functions as well links libamdhip64 for those).
+ * libkfdpool-hip is linked before libamdhip64 (pkg-config --libs
+ * kfdpool-hip first), preloaded, or used alone: beside a runtime it serves
+ * the pools it made (shareable pools and host pools) and their pointers,
+ * and forwards every other call to the runtime.
  */
 #ifndef KFDPOOL_HIP_H
 #define KFDPOOL_HIP_H
@@ -87,6 +92,12 @@ hipError_t hipMemPoolImportPointer(void **dev_ptr, hipMemPool_t mem_pool,
 				   hipMemPoolPtrExportData *export_data);
 const char *hipGetErrorName(hipError_t hip_error);
 const char *hipGetErrorString(hipError_t hip_error);
+/* The thread's last error, as clr keeps it: every call writes it. */
+hipError_t hipGetLastError(void);
+hipError_t hipPeekAtLastError(void);
+/* kfdpool's pools are not made a device's current pool:
+ * hipErrorInvalidValue (any other pool is the runtime's). */
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
 
 /* ---- libkfdpool extensions ---- */
 
@@ -153,8 +164,9 @@ hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool, size_t bytes);
 hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
 				  struct kfdpool_pool_stats *stats);
 
-/* The name of the backend the pool's chunks come from: "dmaheap",
- * "udmabuf", "vgem" or "kfd". */
+/* The name of the backend the pool's chunks come from: "module",
+ * "dmaheap", "udmabuf", "vgem", "kfd" or "rocr"; "mmap" for an imported
+ * pool whose chunks the process maps from their dma-bufs. */
 const char *kfdpoolMemPoolBackend(hipMemPool_t mem_pool);
 
 /* The hipError_t a negative errno of the native API becomes. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libkfdpool's HIP types against HIP's own headers (Debian's
- * libamdhip64-dev, HIP 5.2), checked at compile time.
+ * libamdhip64-dev: HIP 5.2 installed, and where tools/hip-headers fetched
+ * them, Debian 13's 5.7 and unstable's 6.4), checked at compile time.
  *
  * Our declarations (kfdpool_hip_types.h) are included with every hip*
  * identifier renamed to kfdx_hip* (hip_rename.h, generated from that
@@ -64,9 +65,16 @@ TYPES(SAME_TYPE)
 		       #t "." #f);
 FIELDS(SAME_FIELD)
 
-/* HIP 5.2 has reserved[64] where current HIP has maxSize + reserved[56]. */
+/* HIP 5 has reserved[64] where HIP 6 has maxSize + reserved[56]. */
+#if HIP_VERSION_MAJOR >= 6
+_Static_assert(offsetof(hipMemPoolProps, maxSize) ==
+	       offsetof(kfdx_hipMemPoolProps, maxSize) &&
+	       offsetof(hipMemPoolProps, reserved) ==
+	       offsetof(kfdx_hipMemPoolProps, reserved), "maxSize position");
+#else
 _Static_assert(offsetof(hipMemPoolProps, reserved) ==
 	       offsetof(kfdx_hipMemPoolProps, maxSize), "maxSize position");
+#endif
 
 /* Pointer types must be the same struct tags, not just the same size. */
 _Static_assert(__builtin_types_compatible_p(hipStream_t, kfdx_hipStream_t),

@@ -81,6 +81,10 @@ program abi_driver
   call t(r == hipSuccess, 'kfdpoolFreePointers')
   r = hipMemPoolDestroy(pool)
   call t(r == hipSuccess, 'hipMemPoolDestroy')
+  call t(cstr(hipGetErrorName(hipErrorNotInitialized)) == 'hipErrorNotInitialized', &
+      'hipGetErrorName: the code by value, a C string back')
+  call t(cstr(hipGetErrorString(hipErrorOutOfMemory)) == 'out of memory', &
+      'hipGetErrorString: the code by value, a C string back')
   call t(c_sizeof(props) == 88 .and. c_sizeof(ed) == 64 .and. c_sizeof(desc(1)) == 12, &
       'type sizes 88, 64, 12')
   print '(a,i0)', '1..', n
@@ -97,6 +101,28 @@ contains
       print '(a,i0,1x,a)', 'not ok ', n, what
     end if
   end subroutine t
+  ! The C string at s (empty for NULL), as a Fortran string.
+  function cstr(s) result(str)
+    type(c_ptr), intent(in) :: s
+    character(:), allocatable :: str
+    character(kind=c_char), pointer :: chars(:)
+    integer :: k
+    interface
+      function strlen(p) bind(c, name="strlen")
+        import :: c_ptr, c_size_t
+        type(c_ptr), value :: p
+        integer(c_size_t) :: strlen
+      end function strlen
+    end interface
+    str = ''
+    if (.not. c_associated(s)) return
+    call c_f_pointer(s, chars, [strlen(s)])
+    deallocate(str)
+    allocate(character(size(chars)) :: str)
+    do k = 1, size(chars)
+      str(k:k) = chars(k)
+    end do
+  end function cstr
   integer(c_intptr_t) function addr(q)
     type(c_ptr), intent(in) :: q
     addr = transfer(q, 0_c_intptr_t)

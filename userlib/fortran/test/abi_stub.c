@@ -205,6 +205,17 @@ hipError_t kfdpoolImportPointers(void **dev_ptrs, hipMemPool_t mem_pool,
 	return hipErrorNotFound;
 }
 
+/* The code by value, a static string back. */
+const char *hipGetErrorName(hipError_t hip_error)
+{
+	return hip_error == hipErrorNotInitialized ? "hipErrorNotInitialized" : NULL;
+}
+
+const char *hipGetErrorString(hipError_t hip_error)
+{
+	return hip_error == hipErrorOutOfMemory ? "out of memory" : NULL;
+}
+
 hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
 			       hipError_t *results)
 {

@@ -4,11 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "native/internal.h"
 
 #define KP_BACKENDS "module, dmaheap, udmabuf, vgem, kfd"
+
+/* A dma-buf's file answers SEEK_END with its size (dma_buf_llseek). */
+int64_t kp_dmabuf_size(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	if (end < 0)
+		return -errno;
+	lseek(fd, 0, SEEK_SET);
+	return end;
+}
 
 /*
  * MAP_POPULATE: the pages exist already (every host backend allocates up

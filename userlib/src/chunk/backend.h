@@ -15,15 +15,20 @@
 #ifndef KFDPOOL_HIP_OWN_TYPES
 #define KFDPOOL_HIP_OWN_TYPES
 #endif
-#include "hip/hip_rt_types.h"
+#include "rt/types.h"
 
 struct kp_mem {
-	int dmabuf_fd;		/* exporter: the chunk's dma-buf, kept open */
+	int dmabuf_fd;		/* exporter: the chunk's dma-buf, until pinned */
 	void *addr;		/* where the process uses the chunk */
 	uint64_t size;
 	uint64_t handle;	/* backend's own handle (kfd: the BO handle) */
+	uint64_t ext;		/* rocr: the runtime's external memory */
 	int dev;		/* device index (kfd) */
+	unsigned int flags;	/* KP_MEM_* */
 };
+
+#define KP_MEM_VA	0x1	/* rocr: mapped with hipMemMap (peers) */
+#define KP_MEM_HOSTREG	0x2	/* registered with hipHostRegister */
 
 struct kp_backend {
 	const char *name;
@@ -72,18 +77,28 @@ int kp_kfd_device_of(const char *bus_id, int *dev);
 
 /*
  * The runtime backend (chunk/rocr.c): which way it shares device memory
- * in this process (KP_RT_NONE: it cannot), peer access to a chunk, and
- * the runtime's devices by PCI bus id.
+ * in this process (KP_RT_NONE: it cannot; chosen once, said on stderr),
+ * peer access to a chunk, host memory registered with the runtime, and
+ * the runtime's devices by PCI bus id.  Errors are -errno, or a runtime
+ * error carried up unchanged (kp_hip_errno).
  */
 enum { KP_RT_NONE, KP_RT_VMM, KP_RT_DMABUF };
 int kp_rocr_path(void);
 /* 0, or -EINVAL (said on stderr) when KFDPOOL_RT_PATH is neither unset,
  * empty, "vmm" nor "dmabuf". */
 int kp_rocr_env_check(void);
+/* A chunk of the vmm path mapped with hipMemMap, so that peers can be
+ * given access (the import mapping the backend makes otherwise cannot). */
+int kp_rocr_alloc_va(int dev, uint64_t size, struct kp_mem *m);
 int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
 		       size_t n);
+int kp_rocr_host_register(struct kp_mem *m);
+void kp_rocr_host_unregister(struct kp_mem *m);
 int kp_rocr_bus_id(int dev, char *buf, size_t len);
 int kp_rocr_device_of(const char *bus_id, int *dev);
+
+/* The size of dma-buf @fd, or -errno. */
+int64_t kp_dmabuf_size(int fd);
 
 /*
  * Choose the backend of a new pool: @device 1 for hipMemLocationTypeDevice.

@@ -29,6 +29,40 @@
  *
  * Devices are named across processes by PCI bus id (the node's domain and
  * location_id), never by their index here.
+ *
+ * Three things settled by reading amdkfd (Linux 6.12) and libhsakmt
+ * (ROCR-Runtime libhsakmt/src/fmm.c, openclose.c):
+ *
+ *  - Virtual addresses.  The GPU's page tables use a fragment (one TLB
+ *    entry for 2^frag pages) no larger than the alignment of the virtual
+ *    address (amdgpu_vm_pt.c, amdgpu_vm_pte_fragment: frag = ffs(start)
+ *    - 1), so a range from plain mmap, 4 KiB aligned, loses the 2 MiB
+ *    fragments.  libhsakmt aligns big buffers to the next power of two up
+ *    to 2 MiB (fmm.c, reserved_aperture_allocate_aligned: "while (align <
+ *    GPU_HUGE_PAGE_SIZE && MemorySizeInBytes >= (align << 1))"); so does
+ *    reserve_va here.
+ *
+ *  - fork().  A child inherits the parent's /dev/kfd file (KFD refuses
+ *    its ioctls from another process) and libdrm_amdgpu's device list,
+ *    whose render-node file is the parent's: that file's VM is already
+ *    the parent's compute VM, and ACQUIRE_VM with it fails with EINVAL
+ *    (amdgpu_amdkfd_gpuvm.c, amdgpu_amdkfd_gpuvm_acquire_process_vm:
+ *    "Already a compute VM?").  libhsakmt, in a child, drops its libdrm
+ *    devices and render files and opens them anew (openclose.c,
+ *    clear_after_fork; fmm.c, hsakmt_fmm_clear_all_mem).  So does
+ *    forget_parent here, for the references this backend took.  If
+ *    another user of libdrm_amdgpu in the parent (a graphics driver)
+ *    still holds the device, the child is handed the parent's file again:
+ *    then device pools are refused (-EBUSY, hipErrorNoDevice) with one
+ *    line on stderr naming the cause, never a pool on a VM that is not
+ *    the child's.
+ *
+ *  - Flags.  KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE only makes the GPU
+ *    mapping executable (amdgpu_amdkfd_gpuvm.c, get_pte_flags); libhsakmt
+ *    sets it on every allocation only because ROCr cannot ask for page
+ *    permissions yet (fmm.c, fmm_translate_hsa_to_ioc_flags, a TODO).
+ *    Pool memory is data: it is not asked for.  (An importer's mapping is
+ *    made executable by amdkfd regardless: import_obj_create.)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,6 +79,7 @@
  * __user). */
 #include <drm.h>
 
+#include "rt/runtime.h"
 #include "backend.h"
 
 #ifdef KFD_IOCTL_H
@@ -65,6 +100,7 @@
 struct gpu {
 	uint32_t gpu_id;
 	int drm_fd;
+	void *amdgpu_dev;	/* libdrm_amdgpu's device, or NULL */
 	char bus_id[16];
 };
 
@@ -116,6 +152,7 @@ static int read_u64(const char *path, const char *key, uint64_t *val)
 static int (*amdgpu_init)(int fd, uint32_t *major, uint32_t *minor,
 			  void **dev);
 static int (*amdgpu_get_fd)(void *dev);
+static void (*amdgpu_deinit)(void *dev);
 
 static void amdgpu_lookup(void)
 {
@@ -126,31 +163,62 @@ static void amdgpu_lookup(void)
 		return;
 	amdgpu_init = (__typeof__(amdgpu_init))dlsym(h, "amdgpu_device_initialize");
 	amdgpu_get_fd = (__typeof__(amdgpu_get_fd))dlsym(h, "amdgpu_device_get_fd");
+	amdgpu_deinit = (__typeof__(amdgpu_deinit))dlsym(h, "amdgpu_device_deinitialize");
 }
 
-/* The render node's file as the process's libdrm_amdgpu holds it. */
-static int render_fd(int minor)
+/* The render node's file as the process's libdrm_amdgpu holds it, and
+ * libdrm_amdgpu's device in *devp (NULL when the file was opened here). */
+static int render_fd(int minor, void **devp)
 {
 	char path[64];
 	uint32_t maj, min;
 	void *dev;
 	int fd, shared;
 
+	*devp = NULL;
 	snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || !amdgpu_init)
 		return fd < 0 ? -errno : fd;
-	/* The device is kept for the life of the process, as libhsakmt
-	 * keeps its own. */
+	/* The device is kept for the life of the process (or until a fork
+	 * child lets it go), as libhsakmt keeps its own. */
 	if (amdgpu_init(fd, &maj, &min, &dev))
 		return fd;
-	if (!amdgpu_get_fd)
+	shared = amdgpu_get_fd ? amdgpu_get_fd(dev) : -1;
+	if (shared < 0) {
+		if (amdgpu_deinit)
+			amdgpu_deinit(dev);
 		return fd;
-	shared = amdgpu_get_fd(dev);
-	if (shared < 0)
-		return fd;
+	}
 	close(fd);
+	*devp = dev;
 	return shared;
+}
+
+/*
+ * In a fork child: what the parent opened is the parent's.  Its /dev/kfd
+ * file and, for each GPU, the reference to libdrm_amdgpu's device (or the
+ * render file opened here) are let go, as libhsakmt lets go of its own
+ * (openclose.c, clear_after_fork); when this was the last reference,
+ * libdrm_amdgpu forgets the device and the next one opens a file of the
+ * child's.  Nothing is asked of the driver: the parent's objects stay the
+ * parent's.
+ */
+static void forget_parent(void)
+{
+	int i;
+
+	if (kfd_fd >= 0)
+		close(kfd_fd);
+	kfd_fd = -1;
+	for (i = 0; i < ngpus; i++) {
+		if (gpus[i].amdgpu_dev && amdgpu_deinit)
+			amdgpu_deinit(gpus[i].amdgpu_dev);
+		else if (!gpus[i].amdgpu_dev)
+			close(gpus[i].drm_fd);
+	}
+	ngpus = 0;
+	kfd_err = 0;
 }
 
 /* GPU nodes in node order: gpu_id != 0 (CPU nodes have 0). */
@@ -163,6 +231,7 @@ static int scan_topology(void)
 	ngpus = 0;
 	for (node = 0; node < 256 && ngpus < MAX_GPUS; node++) {
 		uint64_t id, minor, domain = 0, loc = 0;
+		void *dev;
 		int fd;
 
 		snprintf(path, sizeof(path), TOPO "/%d/gpu_id", node);
@@ -175,11 +244,12 @@ static int scan_topology(void)
 			continue;
 		read_u64(path, "domain", &domain);
 		read_u64(path, "location_id", &loc);
-		fd = render_fd((int)minor);
+		fd = render_fd((int)minor, &dev);
 		if (fd < 0)
 			continue;
 		gpus[ngpus].gpu_id = (uint32_t)id;
 		gpus[ngpus].drm_fd = fd;
+		gpus[ngpus].amdgpu_dev = dev;
 		snprintf(gpus[ngpus].bus_id, sizeof(gpus[ngpus].bus_id),
 			 "%04x:%02x:%02x.%x", (unsigned int)domain,
 			 (unsigned int)(loc >> 8) & 0xff,
@@ -194,13 +264,17 @@ static int scan_topology(void)
 static int kfd_init(void)
 {
 	struct kfd_ioctl_get_version_args v;
-	int i, ret;
+	static int fork_said;
+	int i, ret, child;
 
 	pthread_mutex_lock(&kfd_lock);
 	if (kfd_pid == getpid() && (kfd_fd >= 0 || kfd_err)) {
 		ret = kfd_fd >= 0 ? 0 : kfd_err;
 		goto out;
 	}
+	child = kfd_pid && kfd_pid != getpid();
+	if (child)
+		forget_parent();
 	kfd_pid = getpid();
 	kfd_fd = open(KFD_PATH, O_RDWR | O_CLOEXEC);
 	if (kfd_fd < 0) {
@@ -228,6 +302,18 @@ static int kfd_init(void)
 
 		if (ioctl(kfd_fd, AMDKFD_IOC_ACQUIRE_VM, &a)) {
 			ret = -errno;
+			if (ret == -EINVAL && child && gpus[i].amdgpu_dev) {
+				kp_say_once(&fork_said, "kfdpool: kfd: this "
+					    "process is a fork child and "
+					    "libdrm_amdgpu still hands out "
+					    "the parent's file for GPU %s "
+					    "(another user of libdrm_amdgpu "
+					    "holds it): no device pools here; "
+					    "exec after fork, or fork before "
+					    "the first device pool",
+					    gpus[i].bus_id);
+				ret = -EBUSY;
+			}
 			goto fail;
 		}
 	}
@@ -277,14 +363,36 @@ int kp_kfd_device_of(const char *bus_id, int *dev)
 	return -ENODEV;
 }
 
-/* A GPU virtual address range: reserved in the CPU address space so that
- * no CPU mapping lands there, as ROCr does. */
+/*
+ * A GPU virtual address range: reserved in the CPU address space so that
+ * no CPU mapping lands there, as ROCr does, and aligned as libhsakmt
+ * aligns it (fmm.c, reserved_aperture_allocate_aligned): to the largest
+ * power of two up to 2 MiB that the size holds, so that the page tables
+ * can use their 2 MiB fragments.  Reserved with the alignment to spare,
+ * the ends trimmed.
+ */
+#define KP_GPU_HUGE_PAGE (2u << 20)
+
 static void *reserve_va(uint64_t size)
 {
-	void *p = mmap(NULL, size, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint64_t align = (uint64_t)sysconf(_SC_PAGESIZE), lead;
+	uintptr_t p, a;
+	void *m;
 
-	return p == MAP_FAILED ? NULL : p;
+	while (align < KP_GPU_HUGE_PAGE && size >= align << 1)
+		align <<= 1;
+	m = mmap(NULL, size + align, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	p = (uintptr_t)m;
+	a = (p + align - 1) & ~(uintptr_t)(align - 1);
+	lead = a - p;
+	if (lead)
+		munmap(m, lead);
+	if (align - lead)
+		munmap((void *)(a + size), align - lead);
+	return (void *)a;
 }
 
 static int map_to_gpu(struct kp_mem *m)
@@ -348,7 +456,6 @@ static int kfd_alloc(int dev, uint64_t size, struct kp_mem *m)
 	a.gpu_id = gpus[dev].gpu_id;
 	a.flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM |
 		  KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
-		  KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE |
 		  KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
 	if (ioctl(kfd_fd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a)) {
 		ret = -errno;

@@ -4,57 +4,71 @@
  * device pools in HIP programs: the memory is the runtime's, so the
  * runtime knows every pointer (hipMemcpy, kernels, hipPointerGetAttributes
  * work on it), and no second user of /dev/kfd competes with ROCr for the
- * GPU.
+ * GPU.  Each chunk is one driver object of its own, exported whole as one
+ * dma-buf: never a block of ROCr's fragment allocator shared with other
+ * allocations, never given back to ROCr's block cache.
  *
- * Two ways, chosen once per process (KFDPOOL_RT_PATH=vmm|dmabuf forces
- * one):
- *   vmm     ROCm >= 6.0 (hipRuntimeGetVersion): hipMemCreate with a
- *           PosixFileDescriptor handle, reserved and mapped
- *           (hipMemAddressReserve, hipMemMap, hipMemSetAccess), exported
- *           with hipMemExportToShareableHandle, a dma-buf.  Peer devices
- *           get access with hipMemSetAccess (hipMemPoolSetAccess).
- *   dmabuf  ROCr >= 5.6: hipExtMallocWithFlags, exported with
- *           hsa_amd_portable_export_dmabuf (looked up in
- *           libhsa-runtime64.so.1 at run time).  No peer mappings.
- * Runtimes with neither (Debian's 5.2) cannot share device memory:
- * device IPC pools fail with hipErrorNotSupported (hip_pool.c says why).
+ * Two ways, chosen once per process by what the runtime and the driver can
+ * do (KFDPOOL_RT_PATH=vmm|dmabuf forces one), said once on stderr:
+ *   vmm     HIP >= 6.2 and hipDeviceAttributeVirtualMemoryManagementSupported:
+ *           hipMemCreate with a PosixFileDescriptor handle (its own KFD
+ *           object: ROCr's AllocateMemoryOnly never sub-allocates),
+ *           exported with hipMemExportToShareableHandle, a dma-buf.  clr
+ *           refuses that handle type, and the export is a stub, before
+ *           rocm-6.2.0 (hip_vm.cpp); rocm-6.1 reports the attribute all the
+ *           same.  The chunk is mapped in this process the way importers
+ *           map it (below), which waits for no stream; a pool opened to a
+ *           peer GPU maps its chunks with hipMemAddressReserve, hipMemMap
+ *           and hipMemSetAccess instead, and hipMemMap waits for the
+ *           device's null stream (awaitCompletion, hip_vm.cpp).
+ *   dmabuf  ROCr >= 5.6 and HSA_AMD_SYSTEM_INFO_DMABUF_SUPPORTED (KFD >=
+ *           1.12): hipExtMallocWithFlags of 4 MiB or more, a multiple of
+ *           2 MiB, exported with hsa_amd_portable_export_dmabuf.  ROCr's
+ *           fragment allocator (simple_heap.h, amd_memory_region.cpp)
+ *           serves every ordinary VRAM allocation from 2 MiB blocks; only
+ *           a request over 2 MiB gets a block of its own, which is never
+ *           sub-allocated nor cached, and exports as exactly that block.
+ *           No peer mappings.
+ * Runtimes with neither cannot share device memory: device IPC pools fail
+ * with hipErrorNotSupported.  Every chunk's dma-buf is checked to be the
+ * chunk (offset 0, the same size) before the pool pins it.
  *
  * Importers map a received dma-buf with hipImportExternalMemory
  * (OpaqueFd) and hipExternalMemoryGetMappedBuffer, both in HIP 5.2, on
- * their own ordinal of the device.  clr up to 6.x leaves the fd to the
- * caller (its ExternalBuffer never closes it, and may use it again to map
- * on another device), so the fd stays open as long as the mapping; should
- * a runtime close it on success (CUDA's rule), the library notices (the
- * fd no longer names the same file) and leaves it alone.
+ * their own ordinal of the device, and close their copy of the fd at once:
+ * the driver's import holds the dma-buf (clr's ExternalBuffer keeps the
+ * number, but uses it again only to map the buffer on another device,
+ * which kfdpool never asks for), so an importer holds no fd per chunk.
+ *
+ * Giving a chunk back (hipFree, hipMemUnmap, hipHostUnregister) waits for
+ * the device in clr (SyncAllStreams; hipMemUnmap a barrier on the null
+ * stream): the pool layer does it only where the program waits anyway.
  *
  * Not run on AMD hardware: the machines this was written on have no GPU.
  * Its calls are tested against a test-only stand-in of the runtime
- * (selftests/hiprt_standin.c).
+ * (selftests/hiprt_standin.c) that behaves as those sources do.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hip/hip_runtime.h"
+#include "rt/runtime.h"
 #include "native/internal.h"
 #include "backend.h"
 
-#define HSA_SO "libhsa-runtime64.so.1"
-#define ROCM_VMM_VERSION 60000000	/* HIP_VERSION of ROCm 6.0 */
-
-typedef int (*hsa_export_fn)(const void *ptr, size_t size, int *dmabuf,
-			     uint64_t *offset);
-typedef int (*hsa_close_fn)(int dmabuf);
+#define HIP_VMM_IPC_VERSION 60200000	/* HIP_VERSION of ROCm 6.2 */
+#define FRAG_BLOCK (2ULL << 20)		/* ROCr's fragment allocator block */
+/* HSA_STATUS_ERROR_OUT_OF_RESOURCES (hsa.h) */
+#define HSA_OUT_OF_RESOURCES 0x1008
 
 static pthread_mutex_t g_rocr_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_path = -1;			/* KP_RT_* once known */
-static hsa_export_fn g_hsa_export;
-static hsa_close_fn g_hsa_close;
+static int g_path_said, g_dmabuf_said;
 
 void kp_rocr_fork(int prepare)
 {
@@ -62,32 +76,6 @@ void kp_rocr_fork(int prepare)
 		pthread_mutex_lock(&g_rocr_mu);
 	else
 		pthread_mutex_unlock(&g_rocr_mu);
-}
-
-static int has_vmm(const struct kp_runtime *rt)
-{
-	int v = 0;
-
-	return rt->hipRuntimeGetVersion && !rt->hipRuntimeGetVersion(&v) &&
-	       v >= ROCM_VMM_VERSION && rt->hipMemCreate && rt->hipMemRelease &&
-	       rt->hipMemAddressReserve && rt->hipMemAddressFree &&
-	       rt->hipMemMap && rt->hipMemUnmap && rt->hipMemSetAccess &&
-	       rt->hipMemExportToShareableHandle;
-}
-
-static int has_dmabuf(const struct kp_runtime *rt)
-{
-	void *h;
-
-	if (!rt->hipExtMallocWithFlags || !rt->hipFree)
-		return 0;
-	h = dlopen(HSA_SO, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	/* Kept open: the runtime stays for the life of the process. */
-	g_hsa_export = (hsa_export_fn)dlsym(h, "hsa_amd_portable_export_dmabuf");
-	g_hsa_close = (hsa_close_fn)dlsym(h, "hsa_amd_portable_close_dmabuf");
-	return g_hsa_export != NULL;
 }
 
 int kp_rocr_env_check(void)
@@ -100,63 +88,115 @@ int kp_rocr_env_check(void)
 	return -EINVAL;
 }
 
+/* Whether the vmm path works here; if not, why, in @why. */
+static int probe_vmm(const struct kp_runtime *rt, char *why, size_t len)
+{
+	int v = kp_rt_version(rt), attr = 0;
+
+	if (!rt->hipMemCreate || !rt->hipMemRelease ||
+	    !rt->hipMemExportToShareableHandle || !rt->hipMemAddressReserve ||
+	    !rt->hipMemAddressFree || !rt->hipMemMap || !rt->hipMemUnmap ||
+	    !rt->hipMemSetAccess || !rt->hipImportExternalMemory ||
+	    !rt->hipExternalMemoryGetMappedBuffer ||
+	    !rt->hipDestroyExternalMemory || !rt->hipFree) {
+		snprintf(why, len, "the runtime lacks the virtual memory calls");
+		return 0;
+	}
+	if (v <= 0) {
+		snprintf(why, len, "the runtime does not tell its version");
+		return 0;
+	}
+	if (v < HIP_VMM_IPC_VERSION) {
+		snprintf(why, len, "HIP %d.%d is older than 6.2 (hipMemCreate "
+			 "refuses shareable handles there)", v / 10000000,
+			 v / 100000 % 100);
+		return 0;
+	}
+	if (!rt->hipDeviceGetAttribute ||
+	    rt->hipDeviceGetAttribute(&attr,
+			hipDeviceAttributeVirtualMemoryManagementSupported, 0) ||
+	    !attr) {
+		snprintf(why, len, "hipDeviceAttributeVirtualMemoryManagementSupported "
+			 "is 0 (the driver lacks virtual memory: KFD < 1.15?)");
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether the dmabuf path works here; if not, why, in @why. */
+static int probe_dmabuf(const struct kp_runtime *rt, char *why, size_t len)
+{
+	const struct kp_hsa *hsa = kp_hsa();
+	_Bool ok = 0;
+
+	if (!hsa->export_dmabuf || !rt->hipExtMallocWithFlags || !rt->hipFree) {
+		snprintf(why, len, "ROCr has no hsa_amd_portable_export_dmabuf "
+			 "(ROCm < 5.6)");
+		return 0;
+	}
+	if (!hsa->system_get_info ||
+	    hsa->system_get_info(KP_HSA_SYSTEM_INFO_DMABUF_SUPPORTED, &ok) ||
+	    !ok) {
+		snprintf(why, len, "ROCr's HSA_AMD_SYSTEM_INFO_DMABUF_SUPPORTED "
+			 "is false (KFD < 1.12)");
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The path, chosen once: vmm first, dmabuf else (or KFDPOOL_RT_PATH's),
+ * and one line on stderr saying which and why not the other.
+ */
 int kp_rocr_path(void)
 {
 	const struct kp_runtime *rt = kp_rt();
 	const char *e = getenv("KFDPOOL_RT_PATH");
-	int path;
+	char why_vmm[160], why_dmabuf[160], line[512];
+	int path, vmm, dmabuf, forced;
 
 	pthread_mutex_lock(&g_rocr_mu);
-	if (g_path < 0 && rt) {
-		int vmm = has_vmm(rt), dmabuf = has_dmabuf(rt);
-
-		if (e && !strcmp(e, "vmm"))
-			g_path = vmm ? KP_RT_VMM : KP_RT_NONE;
-		else if (e && !strcmp(e, "dmabuf"))
-			g_path = dmabuf ? KP_RT_DMABUF : KP_RT_NONE;
-		else
-			g_path = vmm ? KP_RT_VMM : dmabuf ? KP_RT_DMABUF :
-				 KP_RT_NONE;
-	}
-	path = g_path < 0 ? KP_RT_NONE : g_path;
+	path = g_path;
 	pthread_mutex_unlock(&g_rocr_mu);
+	if (path >= 0 || !rt)
+		return path < 0 ? KP_RT_NONE : path;
+	/* Asked unlocked: the runtime may call back into names of ours. */
+	vmm = probe_vmm(rt, why_vmm, sizeof(why_vmm));
+	dmabuf = probe_dmabuf(rt, why_dmabuf, sizeof(why_dmabuf));
+	forced = e && (!strcmp(e, "vmm") || !strcmp(e, "dmabuf"));
+	if (forced && !strcmp(e, "vmm"))
+		path = vmm ? KP_RT_VMM : KP_RT_NONE;
+	else if (forced)
+		path = dmabuf ? KP_RT_DMABUF : KP_RT_NONE;
+	else
+		path = vmm ? KP_RT_VMM : dmabuf ? KP_RT_DMABUF : KP_RT_NONE;
+	if (path == KP_RT_VMM)
+		snprintf(line, sizeof(line), "vmm path (hipMemCreate, "
+			 "hipMemExportToShareableHandle; HIP %d)%s; dmabuf path "
+			 "not used: %s", kp_rt_version(rt),
+			 forced ? ", as KFDPOOL_RT_PATH says" : "",
+			 forced ? "KFDPOOL_RT_PATH=vmm" :
+			 dmabuf ? "vmm comes first" : why_dmabuf);
+	else if (path == KP_RT_DMABUF)
+		snprintf(line, sizeof(line), "dmabuf path (hipExtMallocWithFlags, "
+			 "hsa_amd_portable_export_dmabuf; chunks of 4 MiB or "
+			 "more)%s; vmm path not used: %s",
+			 forced ? ", as KFDPOOL_RT_PATH says" : "",
+			 forced && vmm ? "KFDPOOL_RT_PATH=dmabuf" : why_vmm);
+	else
+		snprintf(line, sizeof(line), "none%s: vmm: %s; dmabuf: %s; "
+			 "device pools fail with hipErrorNotSupported (host pools "
+			 "work)", forced ? " of the one KFDPOOL_RT_PATH names" : "",
+			 vmm ? "not asked for" : why_vmm,
+			 dmabuf ? "not asked for" : why_dmabuf);
+	pthread_mutex_lock(&g_rocr_mu);
+	if (g_path < 0)
+		g_path = path;
+	path = g_path;
+	pthread_mutex_unlock(&g_rocr_mu);
+	kp_say_once(&g_path_said, "kfdpool: device pools beside %s: %s",
+		    rt->path, line);
 	return path;
-}
-
-/* Run the runtime's calls for device @dev: make it current, put the
- * previous one back after (hip* device selection is per thread). */
-static int dev_enter(const struct kp_runtime *rt, int dev, int *prev)
-{
-	*prev = -1;
-	if (!rt->hipGetDevice || !rt->hipSetDevice ||
-	    rt->hipGetDevice(prev))
-		return -ENODEV;
-	if (*prev != dev && rt->hipSetDevice(dev))
-		return -ENODEV;
-	return 0;
-}
-
-static void dev_leave(const struct kp_runtime *rt, int dev, int prev)
-{
-	if (prev >= 0 && prev != dev)
-		rt->hipSetDevice(prev);
-}
-
-static int hip_errno(hipError_t e)
-{
-	switch (e) {
-	case hipSuccess:
-		return 0;
-	case hipErrorOutOfMemory:
-		return -ENOMEM;
-	case hipErrorInvalidDevice:
-	case hipErrorNoDevice:
-		return -ENODEV;
-	case hipErrorNotSupported:
-		return -EOPNOTSUPP;
-	default:
-		return -EIO;
-	}
 }
 
 static int rocr_probe(void)
@@ -164,15 +204,80 @@ static int rocr_probe(void)
 	return kp_rt() && kp_rocr_path() != KP_RT_NONE ? 0 : -EOPNOTSUPP;
 }
 
+/* Whether @fd still names the file @st describes. */
+static int same_file(int fd, const struct stat *st)
+{
+	struct stat now;
+
+	return !fstat(fd, &now) && now.st_dev == st->st_dev &&
+	       now.st_ino == st->st_ino;
+}
+
+/*
+ * Map dma-buf @fd (@size bytes) on the current device through the
+ * runtime, as an importer does: *@p and *@ext.  The runtime is given a copy
+ * of @fd, closed once it holds the mapping; should a runtime have taken
+ * the copy (CUDA's rule), it is left alone.
+ */
+static int map_ext(const struct kp_runtime *rt, int fd, uint64_t size,
+		   void **p, uint64_t *ext)
+{
+	hipExternalMemoryHandleDesc d;
+	hipExternalMemoryBufferDesc bd;
+	hipExternalMemory_t x = NULL;
+	struct stat st;
+	int mine, ret;
+	hipError_t e;
+
+	mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (mine < 0)
+		return -errno;
+	if (fstat(mine, &st)) {
+		ret = -errno;
+		close(mine);
+		return ret;
+	}
+	memset(&d, 0, sizeof(d));
+	d.type = hipExternalMemoryHandleTypeOpaqueFd;
+	d.handle.fd = mine;
+	d.size = size;
+	e = rt->hipImportExternalMemory(&x, &d);
+	if (!e) {
+		memset(&bd, 0, sizeof(bd));
+		bd.size = size;
+		e = rt->hipExternalMemoryGetMappedBuffer(p, x, &bd);
+		if (e)
+			rt->hipDestroyExternalMemory(x);
+	}
+	/* On failure the fd is always still ours; on success it is, unless
+	 * the runtime took it (and its number may be another file's now). */
+	if (e || same_file(mine, &st))
+		close(mine);
+	if (e)
+		return kp_hip_errno(e);
+	*ext = (uint64_t)(uintptr_t)x;
+	return 0;
+}
+
+static void unmap_ext(const struct kp_runtime *rt, void *p, uint64_t ext)
+{
+	/* The mapped buffer is freed with hipFree, then the external memory
+	 * destroyed (CUDA's and clr's order). */
+	rt->hipFree(p);
+	rt->hipDestroyExternalMemory((hipExternalMemory_t)(uintptr_t)ext);
+}
+
 static int alloc_vmm(const struct kp_runtime *rt, int dev, uint64_t size,
-		     struct kp_mem *m)
+		     int va, struct kp_mem *m)
 {
 	hipMemAllocationProp prop;
 	hipMemGenericAllocationHandle_t h;
 	hipMemAccessDesc acc;
+	uint64_t ext = 0;
 	size_t gran = 0;
 	void *p = NULL;
-	int fd = -1;
+	int fd = -1, ret = 0;
+	int64_t got;
 	hipError_t e;
 
 	memset(&prop, 0, sizeof(prop));
@@ -186,10 +291,25 @@ static int alloc_vmm(const struct kp_runtime *rt, int dev, uint64_t size,
 		size = (size + gran - 1) / gran * gran;
 	e = rt->hipMemCreate(&h, size, &prop, 0);
 	if (e)
-		return hip_errno(e);
-	e = rt->hipMemAddressReserve(&p, size, 0, NULL, 0);
+		return kp_hip_errno(e);
+	e = rt->hipMemExportToShareableHandle(&fd, h,
+				hipMemHandleTypePosixFileDescriptor, 0);
 	if (e)
 		goto out_release;
+	got = kp_dmabuf_size(fd);
+	if (got >= 0 && (uint64_t)got != size) {
+		ret = -EOPNOTSUPP;	/* not the chunk: never pinned */
+		goto out_close;
+	}
+	if (!va) {
+		ret = map_ext(rt, fd, size, &p, &ext);
+		if (ret)
+			goto out_close;
+		goto done;
+	}
+	e = rt->hipMemAddressReserve(&p, size, 0, NULL, 0);
+	if (e)
+		goto out_close;
 	e = rt->hipMemMap(p, size, 0, h, 0);
 	if (e)
 		goto out_free;
@@ -197,47 +317,71 @@ static int alloc_vmm(const struct kp_runtime *rt, int dev, uint64_t size,
 	acc.location = prop.location;
 	acc.flags = hipMemAccessFlagsProtReadWrite;
 	e = rt->hipMemSetAccess(p, size, &acc, 1);
-	if (!e)
-		e = rt->hipMemExportToShareableHandle(&fd, h,
-				hipMemHandleTypePosixFileDescriptor, 0);
-	if (!e) {
-		m->addr = p;
-		m->size = size;
-		m->handle = (uintptr_t)h;
-		m->dmabuf_fd = fd;
-		return 0;
-	}
+	if (e)
+		goto out_unmap;
+	m->flags |= KP_MEM_VA;
+done:
+	m->addr = p;
+	m->size = size;
+	m->handle = (uintptr_t)h;
+	m->ext = ext;
+	m->dmabuf_fd = fd;
+	return 0;
+out_unmap:
 	rt->hipMemUnmap(p, size);
 out_free:
 	rt->hipMemAddressFree(p, size);
+out_close:
+	close(fd);
 out_release:
 	rt->hipMemRelease(h);
-	return hip_errno(e);
+	return ret ? ret : kp_hip_errno(e);
+}
+
+/* The dmabuf path's chunk size: a block of ROCr's fragment allocator of
+ * its own (over 2 MiB, a multiple of 2 MiB). */
+static uint64_t own_block(uint64_t size)
+{
+	size = (size + FRAG_BLOCK - 1) & ~(FRAG_BLOCK - 1);
+	return size > FRAG_BLOCK ? size : 2 * FRAG_BLOCK;
 }
 
 static int alloc_dmabuf(const struct kp_runtime *rt, uint64_t size,
 			struct kp_mem *m)
 {
+	const struct kp_hsa *hsa = kp_hsa();
 	uint64_t off = 1;
+	int64_t got = -1;
 	void *p = NULL;
 	int fd = -1, st;
 	hipError_t e;
 
+	size = own_block(size);
 	e = rt->hipExtMallocWithFlags(&p, size, hipDeviceMallocDefault);
 	if (e)
-		return hip_errno(e);
-	st = g_hsa_export(p, size, &fd, &off);
-	if (st || off) {
+		return kp_hip_errno(e);
+	st = hsa->export_dmabuf(p, size, &fd, &off);
+	if (!st)
+		got = kp_dmabuf_size(fd);
+	if (st || off || got != (int64_t)size) {
 		/*
-		 * An offset means the dma-buf holds more than this chunk:
-		 * pinning it would share memory that is not the pool's.
+		 * A dma-buf that is more than the chunk (an offset, another
+		 * size) would share memory that is not the pool's: refused.
 		 */
-		if (!st && g_hsa_close)
-			g_hsa_close(fd);
+		if (!st)
+			kp_say_once(&g_dmabuf_said, "kfdpool: ROCr exported a "
+				    "%llu-byte chunk as %lld bytes at offset %llu "
+				    "(not a driver object of its own): refused, "
+				    "hipErrorNotSupported",
+				    (unsigned long long)size, (long long)got,
+				    (unsigned long long)off);
+		if (!st && hsa->close_dmabuf)
+			hsa->close_dmabuf(fd);
 		else if (!st)
 			close(fd);
 		rt->hipFree(p);
-		return st ? -EIO : -EOPNOTSUPP;
+		return st == HSA_OUT_OF_RESOURCES ? -ENOMEM :
+		       st ? -EIO : -EOPNOTSUPP;
 	}
 	m->addr = p;
 	m->size = size;
@@ -245,63 +389,66 @@ static int alloc_dmabuf(const struct kp_runtime *rt, uint64_t size,
 	return 0;
 }
 
-static int rocr_alloc(int dev, uint64_t size, struct kp_mem *m)
+static int rocr_alloc_how(int dev, uint64_t size, int va, struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
 	int path = kp_rocr_path(), prev, ret;
+	hipError_t e;
 
 	memset(m, 0, sizeof(*m));
 	m->dmabuf_fd = -1;
 	m->dev = dev;
 	if (!rt || path == KP_RT_NONE)
 		return -EOPNOTSUPP;
-	ret = dev_enter(rt, dev, &prev);
-	if (ret)
-		return ret;
-	ret = path == KP_RT_VMM ? alloc_vmm(rt, dev, size, m) :
-				  alloc_dmabuf(rt, size, m);
-	dev_leave(rt, dev, prev);
+	e = kp_rt_dev_enter(rt, dev, &prev);
+	if (e)
+		return kp_hip_errno(e);
+	ret = path == KP_RT_VMM ? alloc_vmm(rt, dev, size, va, m) :
+	      va ? -EOPNOTSUPP : alloc_dmabuf(rt, size, m);
+	kp_rt_dev_leave(rt, dev, prev);
 	return ret;
+}
+
+static int rocr_alloc(int dev, uint64_t size, struct kp_mem *m)
+{
+	return rocr_alloc_how(dev, size, 0, m);
+}
+
+int kp_rocr_alloc_va(int dev, uint64_t size, struct kp_mem *m)
+{
+	return rocr_alloc_how(dev, size, 1, m);
 }
 
 static void rocr_free(struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
+	int mode;
 
 	if (m->dmabuf_fd >= 0)
 		close(m->dmabuf_fd);
 	m->dmabuf_fd = -1;
 	if (!rt || !m->addr)
 		return;
-	if (m->handle) {
+	mode = kp_rt_relax(rt);
+	if (m->flags & KP_MEM_VA) {
 		rt->hipMemUnmap(m->addr, m->size);
 		rt->hipMemAddressFree(m->addr, m->size);
-		rt->hipMemRelease((hipMemGenericAllocationHandle_t)
-				  (uintptr_t)m->handle);
+	} else if (m->ext) {
+		unmap_ext(rt, m->addr, m->ext);
 	} else {
 		rt->hipFree(m->addr);
 	}
+	if (m->handle)
+		rt->hipMemRelease((hipMemGenericAllocationHandle_t)
+				  (uintptr_t)m->handle);
+	kp_rt_unrelax(rt, mode);
 	m->addr = NULL;
-}
-
-/* Whether @fd still names the file @st describes. */
-static int same_file(int fd, const struct stat *st)
-{
-	struct stat now;
-
-	return !fstat(fd, &now) && now.st_dev == st->st_dev &&
-	       now.st_ino == st->st_ino;
 }
 
 static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
-	hipExternalMemoryHandleDesc d;
-	hipExternalMemoryBufferDesc bd;
-	hipExternalMemory_t ext = NULL;
-	struct stat st;
-	void *p = NULL;
-	int prev, ret, mine;
+	int prev, ret;
 	hipError_t e;
 
 	memset(m, 0, sizeof(*m));
@@ -310,43 +457,14 @@ static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 	    !rt->hipExternalMemoryGetMappedBuffer ||
 	    !rt->hipDestroyExternalMemory || !rt->hipFree)
 		return -EOPNOTSUPP;
-	/* The runtime gets a copy: the caller's fd is the caller's. */
-	mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (mine < 0)
-		return -errno;
-	if (fstat(mine, &st)) {
-		ret = -errno;
-		close(mine);
+	e = kp_rt_dev_enter(rt, dev, &prev);
+	if (e)
+		return kp_hip_errno(e);
+	ret = map_ext(rt, fd, size, &m->addr, &m->ext);
+	kp_rt_dev_leave(rt, dev, prev);
+	if (ret)
 		return ret;
-	}
-	ret = dev_enter(rt, dev, &prev);
-	if (ret) {
-		close(mine);
-		return ret;
-	}
-	memset(&d, 0, sizeof(d));
-	d.type = hipExternalMemoryHandleTypeOpaqueFd;
-	d.handle.fd = mine;
-	d.size = size;
-	e = rt->hipImportExternalMemory(&ext, &d);
-	if (!e) {
-		memset(&bd, 0, sizeof(bd));
-		bd.size = size;
-		e = rt->hipExternalMemoryGetMappedBuffer(&p, ext, &bd);
-		if (e)
-			rt->hipDestroyExternalMemory(ext);
-	}
-	dev_leave(rt, dev, prev);
-	if (e) {
-		/* On failure the fd is always still the caller's. */
-		close(mine);
-		return hip_errno(e);
-	}
-	/* A runtime that took the fd closed it (or will): not ours. */
-	m->dmabuf_fd = same_file(mine, &st) ? mine : -1;
-	m->addr = p;
 	m->size = size;
-	m->handle = (uintptr_t)ext;
 	m->dev = dev;
 	return 0;
 }
@@ -354,17 +472,13 @@ static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 static void rocr_unmap_import(struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
+	int mode;
 
 	if (rt && m->addr) {
-		/* The mapped buffer is freed with hipFree, then the external
-		 * memory destroyed (CUDA's and clr's order). */
-		rt->hipFree(m->addr);
-		rt->hipDestroyExternalMemory((hipExternalMemory_t)
-					     (uintptr_t)m->handle);
+		mode = kp_rt_relax(rt);
+		unmap_ext(rt, m->addr, m->ext);
+		kp_rt_unrelax(rt, mode);
 	}
-	if (m->dmabuf_fd >= 0)
-		close(m->dmabuf_fd);
-	m->dmabuf_fd = -1;
 	m->addr = NULL;
 }
 
@@ -373,9 +487,44 @@ int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
 {
 	const struct kp_runtime *rt = kp_rt();
 
-	if (!rt || !m->handle || !rt->hipMemSetAccess)
+	if (!rt || !(m->flags & KP_MEM_VA) || !rt->hipMemSetAccess)
 		return -EOPNOTSUPP;
-	return hip_errno(rt->hipMemSetAccess(m->addr, m->size, d, n));
+	return kp_hip_errno(rt->hipMemSetAccess(m->addr, m->size, d, n));
+}
+
+/*
+ * Host chunks registered with the runtime (ihipHostRegister, hip_memory.cpp):
+ * kernels and hipPointerGetAttributes see them.  Registration maps the pages
+ * for every GPU and pins them (KFD's userptr); unregistering waits for the
+ * device the runtime took them for (SyncAllStreams).
+ */
+int kp_rocr_host_register(struct kp_mem *m)
+{
+	const struct kp_runtime *rt = kp_rt();
+	int mode;
+	hipError_t e;
+
+	if (!rt || !rt->hipHostRegister || !rt->hipHostUnregister)
+		return 0;
+	mode = kp_rt_relax(rt);
+	e = rt->hipHostRegister(m->addr, m->size, hipHostRegisterDefault);
+	kp_rt_unrelax(rt, mode);
+	if (!e)
+		m->flags |= KP_MEM_HOSTREG;
+	return kp_hip_errno(e);
+}
+
+void kp_rocr_host_unregister(struct kp_mem *m)
+{
+	const struct kp_runtime *rt = kp_rt();
+	int mode;
+
+	if (!rt || !(m->flags & KP_MEM_HOSTREG))
+		return;
+	mode = kp_rt_relax(rt);
+	rt->hipHostUnregister(m->addr);
+	kp_rt_unrelax(rt, mode);
+	m->flags &= ~KP_MEM_HOSTREG;
 }
 
 int kp_rocr_bus_id(int dev, char *buf, size_t len)

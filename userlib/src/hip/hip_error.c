@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* hipError_t names and strings, and how an errno becomes a hipError_t. */
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "hip_internal.h"
 
@@ -78,6 +82,26 @@ KFDPOOL_EXPORT const char *hipGetErrorString(hipError_t hip_error)
 }
 
 /*
+ * The thread's last error: the runtime's, except that it answers kfdpool's
+ * own calls as clr would answer the same calls (rt/runtime.h); without a
+ * runtime, kfdpool's calls' alone.
+ */
+KFDPOOL_EXPORT hipError_t hipGetLastError(void)
+{
+	return kp_rt_last_error(1, 0);
+}
+
+KFDPOOL_EXPORT hipError_t hipExtGetLastError(void)
+{
+	return kp_rt_last_error(1, 1);
+}
+
+KFDPOOL_EXPORT hipError_t hipPeekAtLastError(void)
+{
+	return kp_rt_last_error(0, 0);
+}
+
+/*
  * The mapping docs/library.md documents.  Argument errors never get here:
  * they are hipErrorInvalidValue before any system call.
  */
@@ -118,4 +142,43 @@ KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
 	default:
 		return hipErrorUnknown;
 	}
+}
+
+/*
+ * Why /dev/kfdpool could not be opened, in one line on stderr, once per
+ * process: a user who meets hipErrorNotInitialized first needs to know
+ * whether the module is missing or the node is closed to them, and to
+ * which group.
+ */
+static int g_ctl_said;
+
+void kp_say_ctl_error(int err)
+{
+	char buf[1024], hint[256] = "";
+	struct group gr, *g = NULL;
+	struct stat st;
+
+	switch (-err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		snprintf(hint, sizeof(hint),
+			 " (is the module loaded? modprobe kfdpool)");
+		break;
+	case EACCES:
+	case EPERM:
+		if (stat(KFDPOOL_DEVICE_PATH, &st))
+			break;
+		if ((st.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) &&
+		    st.st_gid && !getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &g) && g)
+			snprintf(hint, sizeof(hint),
+				 " (it is open to group %s: usermod -aG %s USER, then log in again)",
+				 g->gr_name, g->gr_name);
+		else
+			snprintf(hint, sizeof(hint),
+				 " (root only: the udev rule 60-kfdpool.rules opens it to group render)");
+		break;
+	}
+	kp_say_once(&g_ctl_said, "kfdpool: %s: %s%s", KFDPOOL_DEVICE_PATH,
+		    strerror(-err), hint);
 }

@@ -88,8 +88,7 @@ int kp_fabric_policy(uint32_t *policy, uint32_t *gid)
 	return policy_from_env(policy, gid);
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolSetFabricPolicy(uint32_t policy,
-						 uint32_t gid)
+static hipError_t set_policy(uint32_t policy, uint32_t gid)
 {
 	if (!policy_valid(policy, gid))
 		return hipErrorInvalidValue;
@@ -134,9 +133,8 @@ static hipError_t owner_errno_to_hip(int err)
 		kfdpoolErrnoToHip(err);
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolMemPoolExportFabricHandle(
-	void *shared_handle, hipMemPool_t mem_pool, uint32_t policy,
-	uint32_t gid)
+static hipError_t export_fabric(void *shared_handle, hipMemPool_t mem_pool,
+				uint32_t policy, uint32_t gid)
 {
 	struct kfdpool_pool_handle h;
 	int fd, ret;
@@ -154,8 +152,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolMemPoolExportFabricHandle(
 	return hipSuccess;
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolMemPoolRotateFabricHandles(
-	hipMemPool_t mem_pool)
+static hipError_t rotate_fabric(hipMemPool_t mem_pool)
 {
 	int fd, ret;
 
@@ -165,4 +162,26 @@ KFDPOOL_EXPORT hipError_t kfdpoolMemPoolRotateFabricHandles(
 	ret = kfdpool_handle_rotate(fd);
 	close(fd);
 	return ret < 0 ? owner_errno_to_hip(ret) : hipSuccess;
+}
+
+/* ---- the entry points: each answers the thread's last error as clr
+ * would (rt/runtime.h) ---- */
+
+KFDPOOL_EXPORT hipError_t kfdpoolSetFabricPolicy(uint32_t policy,
+						 uint32_t gid)
+{
+	return kp_rt_ret(set_policy(policy, gid));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolMemPoolExportFabricHandle(
+	void *shared_handle, hipMemPool_t mem_pool, uint32_t policy,
+	uint32_t gid)
+{
+	return kp_rt_ret(export_fabric(shared_handle, mem_pool, policy, gid));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolMemPoolRotateFabricHandles(
+	hipMemPool_t mem_pool)
+{
+	return kp_rt_ret(rotate_fabric(mem_pool));
 }

@@ -4,7 +4,7 @@
  * the child's copy locked for ever.  The process-wide locks are held
  * across fork, taken here in the one order in which they nest at run time:
  *
- *   the runtime lookup's lock (hip_runtime.c; nests with no other),
+ *   the runtime lookup's lock (rt/runtime.c; nests with no other),
  *   kp_mu, the fabric policy's lock, the address table's writers' lock,
  *   the stream table's lock, the backends' locks (rocr, kfd, vgem; taken
  *   alone).

@@ -7,7 +7,7 @@
 #define KFDPOOL_HIP_INTERNAL_H
 
 #include "pool/pool.h"
-#include "hip_runtime.h"
+#include "rt/runtime.h"
 
 /*
  * A call on something kfdpool did not hand out goes to the HIP runtime,
@@ -18,20 +18,46 @@
 #define KP_FORWARD(fn, args) \
 	do { \
 		const struct kp_runtime *rt_ = kp_rt(); \
-		if (rt_ && rt_->fn) \
+		if (rt_ && rt_->fn) { \
+			kp_rt_forwarded(); \
 			return rt_->fn args; \
+		} \
 	} while (0)
 
+/*
+ * What an entry point answers: the hipError_t of a -errno, or the runtime
+ * error a layer below carried up (kp_hip_errno), unchanged.
+ */
+static inline hipError_t kp_hip_of(int ret)
+{
+	if (ret <= -KP_EHIP)
+		return (hipError_t)(-ret - KP_EHIP);
+	return kfdpoolErrnoToHip(ret);
+}
+
+/*
+ * Whether the program's stream @s can take work of kfdpool's (a marker):
+ * as clr answers an invalid stream (hipErrorInvalidHandle from 6.2,
+ * hipErrorInvalidValue before), and, when @capture, refused on a stream
+ * that captures (hipErrorStreamCaptureUnsupported, the capture left
+ * intact) or whose capture was invalidated.  Asks the runtime.
+ */
+hipError_t kp_stream_usable(const struct kp_runtime *rt, hipStream_t s,
+			    int capture);
+
 /* The backend of a new pool: device pools beside a runtime take the
- * runtime's memory (kp_device_backend: hipErrorNotSupported and one line
- * on stderr where the runtime cannot share it, *be NULL for a host
- * substitute or no runtime). */
+ * runtime's memory (kp_device_backend: hipErrorNotSupported where the
+ * runtime cannot share it, the reason said once on stderr by the path's
+ * choice; *be NULL for a host substitute or no runtime). */
 hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 			   const struct kp_backend **be);
 hipError_t kp_device_backend(const struct kp_runtime *rt,
 			     const struct kp_backend **be);
 void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
+/* hip_error.c: one line on stderr (once) saying why /dev/kfdpool could not
+ * be opened (-errno @err). */
+void kp_say_ctl_error(int err);
 int kp_device_count(void);
 
 /* hip_fabric.c: the policy of the fabric handles
@@ -39,9 +65,7 @@ int kp_device_count(void);
  * KFDPOOL_FABRIC_POLICY). */
 int kp_fabric_policy(uint32_t *policy, uint32_t *gid);
 
-/* Lock (1) or unlock (0) the fabric policy and the runtime lookup around
- * fork() (hip_fork.c). */
+/* Lock (1) or unlock (0) the fabric policy around fork() (hip_fork.c). */
 void kp_fabric_fork(int prepare);
-void kp_rt_fork(int prepare);
 
 #endif

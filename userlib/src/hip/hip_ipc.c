@@ -14,9 +14,16 @@
 #include "hip_internal.h"
 #include "native/format.h"
 
+static hipError_t export_pointers(hipMemPoolPtrExportData *export_data,
+				  void *const *dev_ptrs, size_t count,
+				  hipError_t *results);
+static hipError_t import_pointers(void **dev_ptrs, hipMemPool_t mem_pool,
+				  const hipMemPoolPtrExportData *export_data,
+				  size_t count, hipError_t *results);
+
 /* ---- sharing the pool ---- */
 
-KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
+static hipError_t export_handle(
 	void *shared_handle, hipMemPool_t mem_pool,
 	hipMemAllocationHandleType handle_type, unsigned int flags)
 {
@@ -107,18 +114,20 @@ static int fd_is_pool(int fd)
 	return !kfdpool_pool_stats(fd, 0, &st);
 }
 
-/* Whether a shareable handle is a kfdpool pool's (a pool fd, or a fabric
- * handle with kfdpool's magic); any other handle is the runtime's. */
+/*
+ * Whether a shareable handle is a kfdpool pool's: a fabric handle with
+ * kfdpool's magic, or a pool fd whatever type it is said to be (kfdpool
+ * refuses a wrong type itself; clr would take the fd for a handle of its
+ * own).  Any other handle is the runtime's.
+ */
 static int handle_is_ours(void *shared_handle,
 			  hipMemAllocationHandleType handle_type)
 {
 	intptr_t fd = (intptr_t)shared_handle;
 
-	if (handle_type == hipMemHandleTypePosixFileDescriptor)
-		return fd >= 0 && fd <= INT32_MAX && fd_is_pool((int)fd);
-	if (handle_type == hipMemHandleTypeFabric && shared_handle)
-		return kp_handle_is_kfdpool(shared_handle);
-	return 0;
+	if (handle_type == hipMemHandleTypeFabric)
+		return shared_handle && kp_handle_is_kfdpool(shared_handle);
+	return fd >= 0 && fd <= INT32_MAX && fd_is_pool((int)fd);
 }
 
 /*
@@ -160,7 +169,7 @@ static hipError_t import_backend(hipMemPoolProps *props, const char *busid,
 	return hipSuccess;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
+static hipError_t import_handle(
 	hipMemPool_t *mem_pool, void *shared_handle,
 	hipMemAllocationHandleType handle_type, unsigned int flags)
 {
@@ -303,7 +312,7 @@ static struct kp_range *same_pool(struct ihipMemPoolHandle_t *pool, void *ptr)
 	return r;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
+static hipError_t export_pointer(
 	hipMemPoolPtrExportData *export_data, void *dev_ptr)
 {
 	void *ptrs[1] = { dev_ptr };
@@ -312,7 +321,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
 		KP_FORWARD(hipMemPoolExportPointer, (export_data, dev_ptr));
 	if (!export_data)
 		return hipErrorInvalidValue;
-	return kfdpoolExportPointers(export_data, ptrs, 1, NULL);
+	return export_pointers(export_data, ptrs, 1, NULL);
 }
 
 /*
@@ -322,7 +331,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
  * one batch, made with the pool's lock held, so that the allocation
  * cannot be freed (and its memory reused) in between.
  */
-KFDPOOL_EXPORT hipError_t kfdpoolExportPointers(
+static hipError_t export_pointers(
 	hipMemPoolPtrExportData *export_data, void *const *dev_ptrs,
 	size_t count, hipError_t *results)
 {
@@ -431,7 +440,7 @@ out_free:
 	return first;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
+static hipError_t import_pointer(
 	void **dev_ptr, hipMemPool_t mem_pool,
 	hipMemPoolPtrExportData *export_data)
 {
@@ -440,10 +449,10 @@ KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
 			   (dev_ptr, mem_pool, export_data));
 	if (!dev_ptr || !export_data)
 		return hipErrorInvalidValue;
-	return kfdpoolImportPointers(dev_ptr, mem_pool, export_data, 1, NULL);
+	return import_pointers(dev_ptr, mem_pool, export_data, 1, NULL);
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
+static hipError_t import_pointers(
 	void **dev_ptrs, hipMemPool_t mem_pool,
 	const hipMemPoolPtrExportData *export_data, size_t count,
 	hipError_t *results)
@@ -556,7 +565,7 @@ KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
 		/* A mapping no pointer holds (this one failed) goes. */
 		if (st && ie && !ie->refs)
 			kp_ientry_release(pool, ie);
-		e = kfdpoolErrnoToHip(st);
+		e = kp_hip_of(st);
 		if (!e)
 			dev_ptrs[idx[j]] = (char *)ie->mem.addr + op->offset;
 		if (results)
@@ -572,3 +581,52 @@ out_free:
 	return first;
 }
 
+
+/* ---- the entry points: each answers the thread's last error as clr
+ * would (rt/runtime.h) ---- */
+
+KFDPOOL_EXPORT hipError_t hipMemPoolExportToShareableHandle(
+	void *shared_handle, hipMemPool_t mem_pool,
+	hipMemAllocationHandleType handle_type, unsigned int flags)
+{
+	return kp_rt_ret(export_handle(shared_handle, mem_pool, handle_type,
+				       flags));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolImportFromShareableHandle(
+	hipMemPool_t *mem_pool, void *shared_handle,
+	hipMemAllocationHandleType handle_type, unsigned int flags)
+{
+	return kp_rt_ret(import_handle(mem_pool, shared_handle, handle_type,
+				       flags));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolExportPointer(
+	hipMemPoolPtrExportData *export_data, void *dev_ptr)
+{
+	return kp_rt_ret(export_pointer(export_data, dev_ptr));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolExportPointers(
+	hipMemPoolPtrExportData *export_data, void *const *dev_ptrs,
+	size_t count, hipError_t *results)
+{
+	return kp_rt_ret(export_pointers(export_data, dev_ptrs, count,
+					 results));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolImportPointer(
+	void **dev_ptr, hipMemPool_t mem_pool,
+	hipMemPoolPtrExportData *export_data)
+{
+	return kp_rt_ret(import_pointer(dev_ptr, mem_pool, export_data));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolImportPointers(
+	void **dev_ptrs, hipMemPool_t mem_pool,
+	const hipMemPoolPtrExportData *export_data, size_t count,
+	hipError_t *results)
+{
+	return kp_rt_ret(import_pointers(dev_ptrs, mem_pool, export_data,
+					 count, results));
+}

@@ -98,12 +98,10 @@ static hipError_t check_props(const hipMemPoolProps *props)
  * (chunk/rocr.c), never from the raw kfd backend: that would open the GPU
  * a second time beside ROCr.  A runtime that can export device memory as
  * a dma-buf neither way (Debian's 5.2) cannot back a device IPC pool:
- * hipErrorNotSupported and one line on stderr saying what is needed.  A
- * host backend named in KFDPOOL_BACKEND (a stand-in for tests) touches no
- * GPU and stays allowed.
+ * hipErrorNotSupported (the choice of the way said once on stderr why).
+ * A host backend named in KFDPOOL_BACKEND (a stand-in for tests) touches
+ * no GPU and stays allowed.
  */
-static int g_device_said;
-
 static int host_substitute(void)
 {
 	const char *e = getenv("KFDPOOL_BACKEND");
@@ -115,27 +113,15 @@ static int host_substitute(void)
 hipError_t kp_device_backend(const struct kp_runtime *rt,
 			     const struct kp_backend **be)
 {
-	int v = 0;
-
 	*be = NULL;
 	if (!rt || host_substitute())
 		return hipSuccess;
 	if (kp_rocr_env_check())
 		return hipErrorInvalidValue;
-	if (kp_rocr_path() != KP_RT_NONE) {
-		*be = &kp_backend_rocr;
-		return hipSuccess;
-	}
-	if (rt->hipRuntimeGetVersion)
-		rt->hipRuntimeGetVersion(&v);
-	kp_say_once(&g_device_said,
-		    "kfdpool: device pools need a HIP runtime that exports "
-		    "device memory as a dma-buf: ROCm >= 5.6 "
-		    "(hsa_amd_portable_export_dmabuf) or ROCm >= 6.0 "
-		    "(hipMemExportToShareableHandle); %s (HIP version %d) has "
-		    "neither: hipErrorNotSupported (host pools work)",
-		    rt->path, v);
-	return hipErrorNotSupported;
+	if (kp_rocr_path() == KP_RT_NONE)
+		return hipErrorNotSupported;
+	*be = &kp_backend_rocr;
+	return hipSuccess;
 }
 
 hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
@@ -187,15 +173,19 @@ void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len)
 
 /* libkfdpool's shared control fd (one per process) and the module's
  * features.  No memory or fd for it is out of memory; any other failure
- * means the module cannot be used. */
+ * means the module cannot be used: hipErrorNotInitialized, and stderr
+ * says why. */
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features)
 {
 	struct kfdpool_query q;
 	int ret = kfdpool_ctl(&q);
 
-	if (ret < 0)
-		return kfdpoolErrnoToHip(ret) == hipErrorOutOfMemory ?
-		       hipErrorOutOfMemory : hipErrorNotInitialized;
+	if (ret < 0) {
+		if (kfdpoolErrnoToHip(ret) == hipErrorOutOfMemory)
+			return hipErrorOutOfMemory;
+		kp_say_ctl_error(ret);
+		return hipErrorNotInitialized;
+	}
 	*fd = ret;
 	*features = q.features;
 	return hipSuccess;
@@ -250,8 +240,8 @@ static int pool_is_ours(const hipMemPoolProps *props)
 	return -1;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
-					   const hipMemPoolProps *pool_props)
+static hipError_t pool_create(hipMemPool_t *mem_pool,
+			      const hipMemPoolProps *pool_props)
 {
 	const struct kp_runtime *rt = kp_rt();
 	struct ihipMemPoolHandle_t *pool;
@@ -280,10 +270,14 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
 	dev = device ? pool_props->location.id : 0;
-	err = kp_pick_backend(rt, device, dev, &be);
+	/* Every pool needs /dev/kfdpool: a module that is missing or closed
+	 * to the caller is the answer before any backend is looked at. */
+	if (kp_backend_env_check(device))
+		return hipErrorInvalidValue;
+	err = kp_ctl_or_err(&ctl, &features);
 	if (err)
 		return err;
-	err = kp_ctl_or_err(&ctl, &features);
+	err = kp_pick_backend(rt, device, dev, &be);
 	if (err)
 		return err;
 	if ((pool_props->handleTypes & hipMemHandleTypeFabric) &&
@@ -339,7 +333,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 	return hipSuccess;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
+static hipError_t pool_destroy(hipMemPool_t mem_pool)
 {
 	struct ihipMemPoolHandle_t *pool;
 
@@ -361,8 +355,7 @@ KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
 	return hipSuccess;
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool,
-						       size_t bytes)
+static hipError_t set_granularity(hipMemPool_t mem_pool, size_t bytes)
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipError_t err = hipSuccess;
@@ -392,8 +385,8 @@ KFDPOOL_EXPORT const char *kfdpoolMemPoolBackend(hipMemPool_t mem_pool)
 	return name;
 }
 
-KFDPOOL_EXPORT hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
-					struct kfdpool_pool_stats *stats)
+static hipError_t get_stats(hipMemPool_t mem_pool,
+			    struct kfdpool_pool_stats *stats)
 {
 	struct ihipMemPoolHandle_t *pool;
 	int ret;
@@ -410,9 +403,8 @@ KFDPOOL_EXPORT hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
 
 /* ---- attributes ---- */
 
-KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
-						 hipMemPoolAttr attr,
-						 void *value)
+static hipError_t get_attribute(hipMemPool_t mem_pool, hipMemPoolAttr attr,
+				void *value)
 {
 	struct ihipMemPoolHandle_t *pool;
 	struct kfdpool_pool_stats st;
@@ -474,9 +466,8 @@ out:
 	return err;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
-						 hipMemPoolAttr attr,
-						 void *value)
+static hipError_t set_attribute(hipMemPool_t mem_pool, hipMemPoolAttr attr,
+				void *value)
 {
 	struct ihipMemPoolHandle_t *pool;
 	struct kfdpool_pool_stats st;
@@ -556,6 +547,18 @@ static hipError_t check_location(const hipMemLocation *loc)
 
 static int g_access_said;
 
+/* Whether every chunk of @pool is mapped so that peers can be given
+ * access (a pool opened to a peer maps its new chunks so). */
+static int pool_va_mapped(const struct ihipMemPoolHandle_t *pool)
+{
+	const struct kp_chunk *c;
+
+	for (c = pool->chunks; c; c = c->next)
+		if (!(c->mem.flags & KP_MEM_VA))
+			return 0;
+	return 1;
+}
+
 /*
  * Map every chunk of @pool for the peer access in @d (unlocked: runtime
  * calls).  The chunks are listed under the lock; one released meanwhile
@@ -582,12 +585,11 @@ static hipError_t map_peers(struct ihipMemPoolHandle_t *pool,
 	kp_lock(&pool->mu);
 	pool->busy--;
 	free(mems);
-	return ret ? kfdpoolErrnoToHip(ret) : hipSuccess;
+	return ret ? kp_hip_of(ret) : hipSuccess;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
-					      const hipMemAccessDesc *desc_list,
-					      size_t count)
+static hipError_t set_access(hipMemPool_t mem_pool,
+			     const hipMemAccessDesc *desc_list, size_t count)
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipMemAccessDesc *peers = NULL;
@@ -641,12 +643,18 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 		if (own || d->flags == hipMemAccessFlagsProtNone)
 			continue;
 		/*
-		 * Access from elsewhere needs a mapping: device memory into a
-		 * peer GPU, which the runtime's virtual memory calls do
-		 * (ROCm >= 6.0).  Device memory is not mapped into the CPU,
-		 * and host pool memory (a dma-buf mmap'ed by the library) is
-		 * not mapped into GPUs here.
+		 * Access from elsewhere needs a mapping.  Host pool memory is
+		 * mapped into every GPU where the runtime has one (it is
+		 * registered with it): access is as asked.  Device memory is
+		 * not mapped into the CPU; into a peer GPU only by the
+		 * runtime's virtual memory calls on memory of hipMemCreate
+		 * (the vmm path) that the pool mapped with hipMemMap, which it
+		 * does for chunks reserved once a peer was named.
 		 */
+		if (!pool_is_device(pool) &&
+		    d->location.type == hipMemLocationTypeDevice &&
+		    kp_rt_order())
+			continue;
 		if (d->location.type == hipMemLocationTypeHost ||
 		    !pool_is_device(pool) || pool->imported ||
 		    pool->be != &kp_backend_rocr ||
@@ -656,10 +664,20 @@ KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
 				    d->location.type == hipMemLocationTypeHost ?
 				    "device pools are not mapped into the CPU" :
 				    !pool_is_device(pool) ?
-				    "host pools are not mapped into GPUs" :
+				    "host pools are mapped into GPUs only beside a "
+				    "HIP runtime that has a device" :
 				    "mapping a device pool into a peer GPU needs "
-				    "ROCm >= 6.0 (hipMemSetAccess on memory of "
+				    "ROCm >= 6.2 (hipMemSetAccess on memory of "
 				    "hipMemCreate), in the pool's own process");
+			err = hipErrorNotSupported;
+			goto out;
+		}
+		if (!pool_va_mapped(pool)) {
+			kp_say_once(&g_access_said,
+				    "kfdpool: hipMemPoolSetAccess: a peer GPU can "
+				    "be given access to chunks reserved after it "
+				    "is named: name it before the pool's first "
+				    "allocation (or trim the pool to 0 first)");
 			err = hipErrorNotSupported;
 			goto out;
 		}
@@ -680,9 +698,8 @@ out:
 	return err;
 }
 
-KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
-					      hipMemPool_t mem_pool,
-					      hipMemLocation *location)
+static hipError_t get_access(hipMemAccessFlags *flags, hipMemPool_t mem_pool,
+			     hipMemLocation *location)
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipError_t err = hipSuccess;
@@ -713,4 +730,75 @@ KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
 	}
 	kp_pool_unlock(pool);
 	return err;
+}
+
+/* ---- the entry points: each answers the thread's last error as clr
+ * would (rt/runtime.h) ---- */
+
+KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
+					   const hipMemPoolProps *pool_props)
+{
+	return kp_rt_ret(pool_create(mem_pool, pool_props));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
+{
+	return kp_rt_ret(pool_destroy(mem_pool));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool,
+						       size_t bytes)
+{
+	return kp_rt_ret(set_granularity(mem_pool, bytes));
+}
+
+KFDPOOL_EXPORT hipError_t kfdpoolMemPoolGetStats(hipMemPool_t mem_pool,
+					struct kfdpool_pool_stats *stats)
+{
+	return kp_rt_ret(get_stats(mem_pool, stats));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool,
+						 hipMemPoolAttr attr,
+						 void *value)
+{
+	return kp_rt_ret(get_attribute(mem_pool, attr, value));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool,
+						 hipMemPoolAttr attr,
+						 void *value)
+{
+	return kp_rt_ret(set_attribute(mem_pool, attr, value));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool,
+					      const hipMemAccessDesc *desc_list,
+					      size_t count)
+{
+	return kp_rt_ret(set_access(mem_pool, desc_list, count));
+}
+
+KFDPOOL_EXPORT hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
+					      hipMemPool_t mem_pool,
+					      hipMemLocation *location)
+{
+	return kp_rt_ret(get_access(flags, mem_pool, location));
+}
+
+/*
+ * A pool of kfdpool's never reaches the runtime: clr's hipDeviceSetMemPool
+ * reads the handle as its own hip::MemoryPool, unchecked (hip_mempool.cpp,
+ * rocm-5.6.0 to the newest).  kfdpool's pools are not made current
+ * (hipMallocAsync would allocate from them with the runtime's rules):
+ * hipErrorInvalidValue.  Any other handle is the runtime's.
+ */
+KFDPOOL_EXPORT hipError_t hipDeviceSetMemPool(int device, hipMemPool_t pool)
+{
+	const struct kp_runtime *rt = kp_rt();
+
+	if (kp_pool_ours(pool) || !rt || !rt->hipDeviceSetMemPool)
+		return kp_rt_ret(hipErrorInvalidValue);
+	kp_rt_passed();
+	return rt->hipDeviceSetMemPool(device, pool);
 }

@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
- * The program's stream and event calls that stream order follows
- * (pool/order.h): they are the runtime's, forwarded unchanged, and noted
- * after the runtime said yes.
+ * The program's stream and event calls that kfdpool follows: they are the
+ * runtime's, forwarded unchanged, and noted after the runtime said yes.
  *
  *   hipEventRecord(_spt)      which stream an event was recorded on, when
+ *                             (stream order, pool/order.h)
  *   hipStreamWaitEvent(_spt)  which stream now depends on that
  *                             (hipMemPoolReuseFollowEventDependencies)
  *   hipEventDestroy           forget the event (its address may come back)
- *   hipStreamDestroy          the stream is gone: a new stream at the same
- *                             address is another stream
+ *   hipStreamDestroy          the pools' markers on the stream are waited
+ *                             for first (clr's event keeps the stream's
+ *                             address), then the stream is gone: a new
+ *                             stream at the same address is another stream
+ *   hipStreamSynchronize(_spt), hipEventSynchronize, hipDeviceSynchronize
+ *                             the program waits: chunks and imported
+ *                             mappings that calls which must not wait left
+ *                             are given back now (clr's own pools release
+ *                             memory there too: ReleaseFreedMemory)
  *   hipGetProcAddress         hands out this library's entry points for the
  *                             names it defines, so that a program that
  *                             looks functions up (ROCm >= 6.1) still
  *                             reaches kfdpool
  *
  * Without a runtime there are no streams or events: hipErrorInvalidHandle
- * (hipGetProcAddress: hipErrorNotSupported).
+ * (hipGetProcAddress: hipErrorNotSupported; hipDeviceSynchronize:
+ * hipErrorNoDevice).
  */
 #include <string.h>
 
@@ -31,11 +39,13 @@ static hipError_t record(hipEvent_t e, hipStream_t s, int spt)
 	hipError_t err;
 
 	if (!fn)
-		return rt ? hipErrorNotSupported : hipErrorInvalidHandle;
+		return kp_rt_ret(rt ? hipErrorNotSupported :
+				 hipErrorInvalidHandle);
 	err = fn(e, s);
 	if (!err && !kp_stream_key(rt, s, spt, &k))
 		kp_stream_recorded(e, &k);
-	return err;
+	/* (Asking for the device rewrote the runtime's last error.) */
+	return kp_rt_ret(err);
 }
 
 KFDPOOL_EXPORT hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
@@ -59,11 +69,12 @@ static hipError_t wait_event(hipStream_t s, hipEvent_t e, unsigned int flags,
 	hipError_t err;
 
 	if (!fn)
-		return rt ? hipErrorNotSupported : hipErrorInvalidHandle;
+		return kp_rt_ret(rt ? hipErrorNotSupported :
+				 hipErrorInvalidHandle);
 	err = fn(s, e, flags);
 	if (!err && !kp_stream_key(rt, s, spt, &k))
 		kp_stream_waited(&k, e);
-	return err;
+	return kp_rt_ret(err);
 }
 
 KFDPOOL_EXPORT hipError_t hipStreamWaitEvent(hipStream_t stream,
@@ -86,7 +97,8 @@ KFDPOOL_EXPORT hipError_t hipEventDestroy(hipEvent_t event)
 	hipError_t err;
 
 	if (!rt || !rt->hipEventDestroy)
-		return hipErrorInvalidHandle;
+		return kp_rt_ret(hipErrorInvalidHandle);
+	kp_rt_passed();
 	err = rt->hipEventDestroy(event);
 	if (!err)
 		kp_event_destroyed(event);
@@ -99,11 +111,66 @@ KFDPOOL_EXPORT hipError_t hipStreamDestroy(hipStream_t stream)
 	hipError_t err;
 
 	if (!rt || !rt->hipStreamDestroy)
-		return hipErrorInvalidHandle;
+		return kp_rt_ret(hipErrorInvalidHandle);
+	kp_stream_destroying(stream);
+	kp_rt_passed();
 	err = rt->hipStreamDestroy(stream);
 	if (!err)
 		kp_stream_destroyed(stream);
 	return err;
+}
+
+/*
+ * After a synchronising call of the program's: what waited for one is
+ * given back, and the last error is the call's own again.
+ */
+static hipError_t synced(hipError_t err)
+{
+	kp_rt_passed();
+	if (err)
+		return err;
+	kp_pools_settle();
+	return kp_rt_ret(err);
+}
+
+static hipError_t stream_sync(hipStream_t stream, int spt)
+{
+	const struct kp_runtime *rt = kp_rt();
+	__typeof__(hipStreamSynchronize) *fn = rt ? (spt ?
+		rt->hipStreamSynchronize_spt : rt->hipStreamSynchronize) : NULL;
+
+	if (!fn)
+		return kp_rt_ret(rt ? hipErrorNotSupported :
+				 hipErrorInvalidHandle);
+	return synced(fn(stream));
+}
+
+KFDPOOL_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
+{
+	return stream_sync(stream, 0);
+}
+
+KFDPOOL_EXPORT hipError_t hipStreamSynchronize_spt(hipStream_t stream)
+{
+	return stream_sync(stream, 1);
+}
+
+KFDPOOL_EXPORT hipError_t hipEventSynchronize(hipEvent_t event)
+{
+	const struct kp_runtime *rt = kp_rt();
+
+	if (!rt || !rt->hipEventSynchronize)
+		return kp_rt_ret(hipErrorInvalidHandle);
+	return synced(rt->hipEventSynchronize(event));
+}
+
+KFDPOOL_EXPORT hipError_t hipDeviceSynchronize(void)
+{
+	const struct kp_runtime *rt = kp_rt();
+
+	if (!rt || !rt->hipDeviceSynchronize)
+		return kp_rt_ret(hipErrorNoDevice);
+	return synced(rt->hipDeviceSynchronize());
 }
 
 /*
@@ -121,7 +188,8 @@ KFDPOOL_EXPORT hipError_t hipGetProcAddress(const char *symbol, void **pfn,
 	hipError_t err;
 
 	if (!rt || !rt->hipGetProcAddress)
-		return hipErrorNotSupported;
+		return kp_rt_ret(hipErrorNotSupported);
+	kp_rt_passed();
 	err = rt->hipGetProcAddress(symbol, pfn, hip_version, flags, st);
 	if (err || !pfn || !*pfn)
 		return err;

@@ -44,6 +44,7 @@ int kp_ientry_add_ptr(struct kp_ientry *ie, void *ptr)
 
 static void map_undo(struct ihipMemPoolHandle_t *pool, struct kp_mem *m)
 {
+	kp_rocr_host_unregister(m);
 	if (pool->be)
 		pool->be->unmap_import(m);
 	else
@@ -63,6 +64,13 @@ int kp_ientry_new(struct ihipMemPoolHandle_t *pool,
 					   &ie->mem) :
 		      kp_host_map_import(pool->dev, im->fd, im->entry_size,
 					 &ie->mem);
+		/* Host memory is the runtime's to know, as the exporter's. */
+		if (!ret && pool->props.location.type ==
+		    hipMemLocationTypeHost && kp_rt_order()) {
+			ret = kp_rocr_host_register(&ie->mem);
+			if (ret)
+				map_undo(pool, &ie->mem);
+		}
 		kp_pool_enter(pool);
 	}
 	close(im->fd);
@@ -137,14 +145,12 @@ static int frees_done(struct ihipMemPoolHandle_t *pool, struct kp_ientry *ie,
 		evs[n] = ie->evs[i].ev;
 		evs[n++]->pins++;
 	}
-	kp_pool_leave(pool);
-	if (ie->sync_all && sync && rt->hipDeviceSynchronize)
+	if (ie->sync_all && sync && rt->hipDeviceSynchronize) {
+		kp_pool_leave(pool);
 		rt->hipDeviceSynchronize();
-	for (i = 0; i < n; i++)
-		done[i] = sync ? !rt->hipEventSynchronize(evs[i]->h) ||
-				 rt->hipEventQuery(evs[i]->h) != hipErrorNotReady :
-			  rt->hipEventQuery(evs[i]->h) == hipSuccess;
-	kp_pool_enter(pool);
+		kp_pool_enter(pool);
+	}
+	kp_order_ask(pool, evs, n, done, sync);
 	for (i = 0; i < n; i++) {
 		if (done[i])
 			evs[i]->done = 1;
@@ -191,14 +197,16 @@ static void ientry_unmap(struct ihipMemPoolHandle_t *pool, struct kp_ientry *ie)
 
 void kp_ientry_release(struct ihipMemPoolHandle_t *pool, struct kp_ientry *ie)
 {
-	/* The lock drops while asking: a new pointer may come meanwhile. */
-	if (frees_done(pool, ie, pool->destroyed) && !ie->refs &&
-	    __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED)) {
+	/* The lock drops while asking: a new pointer may come meanwhile.
+	 * Unmapping waits for the device: not in a call that must not. */
+	if (!kp_defer() && frees_done(pool, ie, pool->destroyed) &&
+	    !ie->refs && __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED)) {
 		ientry_unmap(pool, ie);
 	} else if (!ie->refs && !ie->release_wanted &&
 		   __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED)) {
 		ie->release_wanted = 1;
 		pool->nrelease++;
+		__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
 	}
 }
 

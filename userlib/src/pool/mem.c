@@ -28,7 +28,19 @@ static void chunk_drop(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
 {
 	if (pinned)
 		kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
+	kp_rocr_host_unregister(&c->mem);
 	pool->be->free(&c->mem);
+}
+
+/* Host memory of a process whose runtime has a device is registered with
+ * it, so that its kernels and hipPointerGetAttributes know the chunk. */
+static int host_register(const struct ihipMemPoolHandle_t *pool,
+			 struct kp_mem *m)
+{
+	if (pool->props.location.type != hipMemLocationTypeHost ||
+	    !kp_rt_order())
+		return 0;
+	return kp_rocr_host_register(m);
 }
 
 /*
@@ -64,6 +76,8 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	else if (pinned)	/* the module allocates and pins in one call */
 		ret = pool->be->alloc_pinned(pool->fd, size, cookie, &c->mem,
 					     &c->entry_id);
+	else if (npeers)	/* mapped so that peers can be given access */
+		ret = kp_rocr_alloc_va(pool->dev, size, &c->mem);
 	else
 		ret = pool->be->alloc(pool->dev, size, &c->mem);
 	if (!ret && c->mem.size > size) {
@@ -85,6 +99,21 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 			chunk_drop(pool, c, pinned);
 	}
 	if (!ret) {
+		ret = host_register(pool, &c->mem);
+		if (ret)
+			chunk_drop(pool, c, pinned);
+	}
+	if (!ret && !pinned) {
+		/* What is pinned is shared: the dma-buf must be the chunk,
+		 * no more (its exporter's other memory), no less. */
+		int64_t got = kp_dmabuf_size(c->mem.dmabuf_fd);
+
+		if (got != (int64_t)c->mem.size) {
+			ret = got < 0 ? (int)got : -EOPNOTSUPP;
+			chunk_drop(pool, c, pinned);
+		}
+	}
+	if (!ret) {
 		/*
 		 * The cookie reaches every importer of the chunk (possibly of
 		 * another uid): a count of this pool's chunks tells them
@@ -99,7 +128,7 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 			close(c->mem.dmabuf_fd);
 		c->mem.dmabuf_fd = -1;
 		if (ret)
-			pool->be->free(&c->mem);
+			chunk_drop(pool, c, 0);
 	}
 	kp_pool_enter(pool);
 	if (!ret) {
@@ -118,9 +147,8 @@ static int chunk_new(struct ihipMemPoolHandle_t *pool, uint64_t size,
 			}
 		}
 		if (ret) {
-			kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
 			kp_pool_leave(pool);
-			pool->be->free(&c->mem);
+			chunk_drop(pool, c, 1);
 			kp_pool_enter(pool);
 		}
 	}
@@ -700,9 +728,11 @@ hipError_t kp_free_many(void *const *ptrs, size_t n, hipError_t *res,
 			e = kp_stream_key(f.rt, stream, 0, &f.key);
 			if (e)
 				return e;
-			f.dev = f.key.dev;
-			if (f.dev < 0 && f.rt->hipGetDevice)
-				f.rt->hipGetDevice(&f.dev);
+			/* The marker is an event of the stream's device:
+			 * clr records none on another device's stream. */
+			e = kp_stream_device(f.rt, &f.key, &f.dev);
+			if (e)
+				return e;
 		}
 		r = kp_range_lock(ptrs[i], &ours);
 		if (!r) {

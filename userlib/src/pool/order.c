@@ -81,6 +81,43 @@ hipError_t kp_stream_key(const struct kp_runtime *rt, hipStream_t s,
 	return e;
 }
 
+static unsigned int st_hash(const struct kp_skey *k);
+static struct kp_stream *st_lookup(const struct kp_skey *k, int create);
+
+hipError_t kp_stream_device(const struct kp_runtime *rt,
+			    const struct kp_skey *k, int *dev)
+{
+	struct kp_stream *s;
+	hipError_t e;
+	int d = -1;
+
+	if (k->dev >= 0) {
+		*dev = k->dev;
+		return hipSuccess;
+	}
+	pthread_mutex_lock(&g_st_mu);
+	s = st_lookup(k, 0);
+	if (s)
+		d = s->sdev;
+	pthread_mutex_unlock(&g_st_mu);
+	if (d >= 0) {
+		*dev = d;
+		return hipSuccess;
+	}
+	/* Runtimes without hipStreamGetDevice (5.2): the current device. */
+	e = rt->hipStreamGetDevice ? rt->hipStreamGetDevice(k->handle, &d) :
+	    rt->hipGetDevice ? rt->hipGetDevice(&d) : hipErrorNotSupported;
+	if (e)
+		return e;
+	pthread_mutex_lock(&g_st_mu);
+	s = st_lookup(k, 1);
+	if (s)
+		s->sdev = d;	/* a stream's device never changes */
+	pthread_mutex_unlock(&g_st_mu);
+	*dev = d;
+	return hipSuccess;
+}
+
 static unsigned int st_hash(const struct kp_skey *k)
 {
 	uint64_t h = (uintptr_t)k->handle * 0x9E3779B97F4A7C15ULL ^
@@ -105,6 +142,7 @@ static struct kp_stream *st_lookup(const struct kp_skey *k, int create)
 	if (!s)
 		return NULL;
 	s->id = ++g_next_sid;
+	s->sdev = -1;
 	s->handle = (uintptr_t)k->handle;
 	s->dev = k->dev;
 	s->thread = k->thread;
@@ -209,6 +247,62 @@ out:
 	pthread_mutex_unlock(&g_st_mu);
 }
 
+struct gone {
+	const struct kp_runtime *rt;
+	uint64_t sid;
+};
+
+static void wait_stream_markers(struct ihipMemPoolHandle_t *pool, void *arg)
+{
+	struct gone *g = arg;
+	struct kp_ev **evs = NULL;
+	size_t n = 0, cap = 0, i;
+	struct kp_sq *sq;
+	struct kp_ev *ev;
+
+	for (sq = pool->queues; sq; sq = sq->next) {
+		if (!sq->st || sq->st->id != g->sid)
+			continue;
+		for (ev = sq->oldest; ev; ev = ev->next) {
+			if (ev->done || KP_GROW(evs, cap, n + 1))
+				continue;
+			ev->pins++;
+			evs[n++] = ev;
+		}
+	}
+	if (n) {
+		kp_pool_leave(pool);
+		for (i = 0; i < n; i++)
+			g->rt->hipEventSynchronize(evs[i]->h);
+		kp_pool_enter(pool);
+	}
+	for (i = 0; i < n; i++) {
+		/* The stream is going: its work ends with it in any case
+		 * (the queue's terminate waits for it). */
+		evs[i]->done = 1;
+		kp_arena_settle_tag(&pool->arena, &evs[i]->tag);
+		kp_ev_unpin(pool, evs[i]);
+	}
+	free(evs);
+}
+
+void kp_stream_destroying(hipStream_t h)
+{
+	struct kp_skey k = { .handle = h, .dev = -1, .thread = 0 };
+	struct gone g = { .rt = kp_rt_cached() };
+	struct kp_stream *s;
+
+	if (kp_is_default_stream(h) || !g.rt || !g.rt->hipEventSynchronize)
+		return;
+	pthread_mutex_lock(&g_st_mu);
+	s = st_lookup(&k, 0);
+	if (s)
+		g.sid = s->id;
+	pthread_mutex_unlock(&g_st_mu);
+	if (g.sid)
+		kp_pools_each(wait_stream_markers, &g);
+}
+
 void kp_stream_destroyed(hipStream_t h)
 {
 	struct kp_skey k = { .handle = h, .dev = -1, .thread = 0 };
@@ -220,7 +314,7 @@ void kp_stream_destroyed(hipStream_t h)
 	for (pp = &g_st[st_hash(&k)]; (s = *pp); pp = &s->hnext) {
 		if (s->handle == (uintptr_t)h && s->dev == -1 && !s->thread) {
 			*pp = s->hnext;
-			s->dead = 1;
+			__atomic_store_n(&s->dead, 1, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE);
 			st_put(s);
 			break;
@@ -331,6 +425,7 @@ hipError_t kp_ev_new(const struct kp_runtime *rt, int dev, struct kp_ev **out)
 {
 	struct kp_ev *ev;
 	hipError_t e;
+	int prev = -1;
 
 	if (!rt->hipEventCreateWithFlags || !rt->hipEventQuery ||
 	    !rt->hipEventSynchronize || !rt->hipEventRecord)
@@ -338,7 +433,11 @@ hipError_t kp_ev_new(const struct kp_runtime *rt, int dev, struct kp_ev **out)
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return hipErrorOutOfMemory;
-	e = rt->hipEventCreateWithFlags(&ev->h, hipEventDisableTiming);
+	/* An event is of the device current at its creation (hip::Event). */
+	e = kp_rt_dev_enter(rt, dev, &prev);
+	if (!e)
+		e = rt->hipEventCreateWithFlags(&ev->h, hipEventDisableTiming);
+	kp_rt_dev_leave(rt, dev, prev);
 	if (e) {
 		free(ev);
 		return e;
@@ -418,12 +517,77 @@ void kp_ev_unpin(struct ihipMemPoolHandle_t *pool, struct kp_ev *ev)
 
 /* ---- asking the runtime ---- */
 
+/*
+ * Ask the runtime about pinned markers @evs (pool locked; unlocks around
+ * the runtime): @done[i] 1 when evs[i] completed (waiting for it when
+ * @wait).  clr's event keeps the stream it was recorded on, and asking
+ * about it (hipEventQuery, hipEventSynchronize) while that stream
+ * captures invalidates the program's capture (hip_event.cpp, rocm-6.2.2):
+ * such a marker is not asked about, and counts as not completed.  A
+ * per-thread default stream of another thread cannot be named here, and
+ * its markers are asked about unchecked.  A destroyed stream's markers
+ * were waited for at its destruction.
+ */
+void kp_order_ask(struct ihipMemPoolHandle_t *pool, struct kp_ev **evs,
+		  size_t n, int *done, int wait)
+{
+	const struct kp_runtime *rt = kp_rt_cached();
+	struct where {
+		hipEvent_t e;
+		hipStream_t h;
+		uint64_t thread;
+		int dead;
+	} *w, one;
+	hipStreamCaptureStatus st;
+	size_t i;
+
+	w = n > 1 ? calloc(n, sizeof(*w)) : &one;
+	for (i = 0; i < n; i++)
+		done[i] = !rt;
+	if (!rt || !w || !n) {
+		if (w != &one)
+			free(w);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct kp_sq *sq = evs[i]->sq;
+
+		w[i].e = evs[i]->h;
+		w[i].h = sq ? sq->handle : NULL;
+		w[i].thread = sq ? sq->thread : 0;
+		w[i].dead = !sq || !sq->st ||
+			    __atomic_load_n(&sq->st->dead, __ATOMIC_ACQUIRE) ||
+			    sq->handle == (hipStream_t)(intptr_t)-2;
+	}
+	kp_pool_leave(pool);
+	for (i = 0; i < n; i++) {
+		st = hipStreamCaptureStatusNone;
+		if (w[i].dead) {
+			done[i] = 1;
+			continue;
+		}
+		if (w[i].h && rt->hipStreamIsCapturing &&
+		    (w[i].h != hipStreamPerThread ||
+		     w[i].thread == thread_id()) &&
+		    !rt->hipStreamIsCapturing(w[i].h, &st) &&
+		    st == hipStreamCaptureStatusActive)
+			continue;
+		/* An event the runtime cannot wait for (an error) is done
+		 * unless it says otherwise. */
+		done[i] = wait ? !rt->hipEventSynchronize(w[i].e) ||
+				 rt->hipEventQuery(w[i].e) != hipErrorNotReady :
+			  rt->hipEventQuery(w[i].e) == hipSuccess;
+	}
+	kp_pool_enter(pool);
+	if (w != &one)
+		free(w);
+}
+
 #define POLL_MAX 16
 
 int kp_order_poll(struct ihipMemPoolHandle_t *pool, struct kp_sq *except,
 		  int settle, unsigned int max)
 {
-	const struct kp_runtime *rt = kp_rt_cached();
 	struct kp_ev *evs[POLL_MAX];
 	int done[POLL_MAX];
 	unsigned int n = 0, i;
@@ -431,7 +595,7 @@ int kp_order_poll(struct ihipMemPoolHandle_t *pool, struct kp_sq *except,
 	struct kp_ev *ev;
 	int found = 0;
 
-	if (!rt)
+	if (!kp_rt_cached())
 		return 0;
 	if (max > POLL_MAX)
 		max = POLL_MAX;
@@ -448,10 +612,7 @@ int kp_order_poll(struct ihipMemPoolHandle_t *pool, struct kp_sq *except,
 	}
 	if (!n)
 		return 0;
-	kp_pool_leave(pool);
-	for (i = 0; i < n; i++)
-		done[i] = rt->hipEventQuery(evs[i]->h) == hipSuccess;
-	kp_pool_enter(pool);
+	kp_order_ask(pool, evs, n, done, 0);
 	for (i = 0; i < n; i++) {
 		ev = evs[i];
 		if (done[i]) {
@@ -508,46 +669,19 @@ static void chunk_settle_done(struct ihipMemPoolHandle_t *pool,
 	}
 }
 
-void kp_order_sync_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
+/* Whether every marker of @c's pending blocks completed, waiting for
+ * them when @wait, and settle the blocks of those that did. */
+static int chunk_wait(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
+		      int wait)
 {
-	const struct kp_runtime *rt = kp_rt_cached();
-	struct kp_ev **evs;
-	size_t n, i;
-
-	n = chunk_events(c, &evs);
-	if (n && rt) {
-		kp_pool_leave(pool);
-		for (i = 0; i < n; i++)
-			rt->hipEventSynchronize(evs[i]->h);
-		kp_pool_enter(pool);
-	}
-	for (i = 0; i < n; i++) {
-		evs[i]->done = 1;
-		kp_ev_unpin(pool, evs[i]);
-	}
-	free(evs);
-	chunk_settle_done(pool, c);
-}
-
-int kp_order_chunk_done(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
-{
-	const struct kp_runtime *rt = kp_rt_cached();
 	struct kp_ev **evs;
 	size_t n, i;
 	int *done, all = 1;
 
 	n = chunk_events(c, &evs);
-	if (!n) {
-		free(evs);
-		return 1;
-	}
-	done = calloc(n, sizeof(*done));
-	if (rt && done) {
-		kp_pool_leave(pool);
-		for (i = 0; i < n; i++)
-			done[i] = rt->hipEventQuery(evs[i]->h) == hipSuccess;
-		kp_pool_enter(pool);
-	}
+	done = n ? calloc(n, sizeof(*done)) : NULL;
+	if (done)
+		kp_order_ask(pool, evs, n, done, wait);
 	for (i = 0; i < n; i++) {
 		if (done && done[i])
 			evs[i]->done = 1;
@@ -557,7 +691,18 @@ int kp_order_chunk_done(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
 	}
 	free(done);
 	free(evs);
+	chunk_settle_done(pool, c);
 	return all;
+}
+
+void kp_order_sync_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
+{
+	chunk_wait(pool, c, 1);
+}
+
+int kp_order_chunk_done(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
+{
+	return chunk_wait(pool, c, 0);
 }
 
 void kp_order_fini(struct ihipMemPoolHandle_t *pool,

@@ -42,6 +42,7 @@ struct kp_stream {
 	int dev;			/* null and per-thread streams */
 	uint64_t thread;		/* per-thread streams */
 	uint64_t seq;			/* events recorded on it (atomic) */
+	int sdev;			/* its device (user streams), or -1 */
 	uint32_t refs;			/* the table's and the queues' */
 	int dead;
 	struct kp_dep *deps;		/* what it waited for: seq on s */
@@ -85,6 +86,11 @@ struct kp_skey {
 };
 hipError_t kp_stream_key(const struct kp_runtime *rt, hipStream_t s,
 			 int per_thread_default, struct kp_skey *k);
+/* The device of @k's stream (clr records an event only on a stream of the
+ * event's device): the current one for the null and per-thread streams,
+ * the runtime's answer (hipStreamGetDevice, kept) for the program's. */
+hipError_t kp_stream_device(const struct kp_runtime *rt,
+			    const struct kp_skey *k, int *dev);
 
 /* The pool's queue of stream @k (pool locked), made if needed; NULL when
  * out of memory. */
@@ -117,10 +123,15 @@ uint64_t kp_stream_next(struct kp_stream *st);
  */
 int kp_order_poll(struct ihipMemPoolHandle_t *pool, struct kp_sq *except,
 		  int settle, unsigned int max);
+/* Ask about pinned markers without touching a capture (pool locked;
+ * unlocks): @done[i] whether evs[i] completed, waited for when @wait. */
+void kp_order_ask(struct ihipMemPoolHandle_t *pool, struct kp_ev **evs,
+		  size_t n, int *done, int wait);
 /* Wait for every marker of a pending block of @c, and settle them. */
 void kp_order_sync_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c);
 /* Whether every pending block of @c has a completed marker (asks the
- * runtime about those not yet seen completed; pool locked, unlocks). */
+ * runtime about those not yet seen completed, settles the blocks of those
+ * that are; pool locked, unlocks). */
 int kp_order_chunk_done(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c);
 
 /* The highest record number on @t that @s waited for (0: none). */
@@ -129,6 +140,10 @@ uint64_t kp_stream_dep(struct kp_stream *s, struct kp_stream *t);
 /* The program's stream and event calls (hip/hip_stream.c). */
 void kp_stream_recorded(hipEvent_t e, const struct kp_skey *k);
 void kp_stream_waited(const struct kp_skey *k, hipEvent_t e);
+/* Before the runtime destroys @s: wait for the markers of the pools'
+ * frees on it, which are never asked about again (clr's event keeps a
+ * pointer to its stream, and asks it whether it captures). */
+void kp_stream_destroying(hipStream_t s);
 void kp_stream_destroyed(hipStream_t s);
 void kp_event_destroyed(hipEvent_t e);
 void kp_order_fork(int prepare);

@@ -29,6 +29,8 @@
 
 pthread_mutex_t kp_mu = PTHREAD_MUTEX_INITIALIZER;
 struct ihipMemPoolHandle_t *kp_pools;
+__thread int kp_in_async __attribute__((tls_model("initial-exec")));
+int kp_deferred;
 
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -194,6 +196,7 @@ static void release_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
 	 * freed.  Imports elsewhere keep the memory (draining entry). */
 	kfdpool_unpin(pool->fd, c->entry_id, NULL, NULL);
 	kp_pool_leave(pool);
+	kp_rocr_host_unregister(&c->mem);
 	pool->be->free(&c->mem);
 	__atomic_store_n(&c->range.pool, NULL, __ATOMIC_RELEASE);
 	kp_chunk_free(c);
@@ -212,8 +215,8 @@ static int try_release(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
 	if (c->reg.npending) {
 		if (sync)
 			kp_order_sync_chunk(pool, c);
-		else if (kp_order_chunk_done(pool, c))
-			kp_order_sync_chunk(pool, c);	/* settles, no wait */
+		else
+			kp_order_chunk_done(pool, c);
 		/* The lock was dropped: the chunk may be in use again. */
 		if (!kp_region_idle(&c->reg))
 			return 0;
@@ -254,13 +257,14 @@ void kp_chunk_maybe_release(struct ihipMemPoolHandle_t *pool,
 		return;
 	if (c->reg.nquick)
 		kp_arena_flush(&pool->arena);
-	if (kp_region_idle(&c->reg)) {
+	if (kp_region_idle(&c->reg) && !kp_defer()) {
 		release_chunk(pool, c);
 	} else if (!c->release_wanted) {
 		/* Waits for the events of its frees: looked at again after
-		 * later frees, and by trims. */
+		 * later frees, by trims and synchronising calls. */
 		c->release_wanted = 1;
 		pool->nrelease++;
+		__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -341,6 +345,11 @@ static void pool_finalize(struct ihipMemPoolHandle_t *pool)
 
 void kp_pool_put_slow(struct ihipMemPoolHandle_t *pool)
 {
+	if (kp_defer()) {
+		/* Not in a call that must not wait: at the next that may. */
+		kp_unlock(&pool->mu);
+		return;
+	}
 	if (pool->nrelease)
 		kp_pool_release_wanted(pool);
 	if (pool->destroyed && pool->magic == POOL_MAGIC && !pool_in_use(pool)) {
@@ -348,6 +357,46 @@ void kp_pool_put_slow(struct ihipMemPoolHandle_t *pool)
 		return;
 	}
 	kp_unlock(&pool->mu);
+}
+
+void kp_pools_each(void (*fn)(struct ihipMemPoolHandle_t *pool, void *arg),
+		   void *arg)
+{
+	struct ihipMemPoolHandle_t *p, **all = NULL;
+	size_t n = 0, cap = 0, i;
+
+	/* Listed under kp_mu, each kept (busy) while the others are done. */
+	pthread_mutex_lock(&kp_mu);
+	for (p = kp_pools; p; p = p->next) {
+		if (KP_GROW(all, cap, n + 1))
+			break;		/* the rest next time */
+		kp_lock(&p->mu);
+		p->busy++;
+		kp_unlock(&p->mu);
+		all[n++] = p;
+	}
+	pthread_mutex_unlock(&kp_mu);
+	for (i = 0; i < n; i++) {
+		p = all[i];
+		kp_lock(&p->mu);
+		p->busy--;
+		if (p->magic == POOL_MAGIC && !p->forked)
+			fn(p, arg);
+		kp_pool_put(p);
+	}
+	free(all);
+}
+
+static void settle_one(struct ihipMemPoolHandle_t *pool, void *arg)
+{
+	/* kp_pool_put gives back what waited. */
+}
+
+void kp_pools_settle(void)
+{
+	if (!__atomic_exchange_n(&kp_deferred, 0, __ATOMIC_RELAXED))
+		return;
+	kp_pools_each(settle_one, NULL);
 }
 
 /*

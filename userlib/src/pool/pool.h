@@ -29,7 +29,27 @@
 #include "pool/arena.h"
 #include "pool/lock.h"
 #include "chunk/backend.h"
-#include "hip/hip_runtime.h"
+#include "rt/runtime.h"
+
+/*
+ * Giving memory back to the runtime waits for the device in clr (hipFree
+ * and hipHostUnregister wait for every stream, hipMemUnmap for the null
+ * stream).  The calls that must not wait (hipMallocFromPoolAsync,
+ * hipFreeAsync) set kp_in_async for their duration; with a runtime that
+ * has a device, what they would give back is only marked, and given back
+ * where the program waits anyway: hipFree, hipMemPoolTrimTo,
+ * hipMemPoolDestroy, setting the release threshold, and the runtime's
+ * synchronising calls (kp_pools_settle).
+ */
+extern __thread int kp_in_async __attribute__((tls_model("initial-exec")));
+extern int kp_deferred;			/* something was marked (atomic) */
+static inline int kp_defer(void)
+{
+	if (!kp_in_async || !kp_rt_order())
+		return 0;
+	__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
+	return 1;
+}
 
 #define POOL_MAGIC	0x6b706d70
 #define ALLOC_SHIFT	8
@@ -217,6 +237,16 @@ static inline void kp_pool_put(struct ihipMemPoolHandle_t *pool)
 }
 /* Pools of the parent are unusable in a fork child (hip_fork.c). */
 void kp_pools_fork_child(void);
+/*
+ * Call @fn(pool, @arg) for every live pool, each locked in turn (kp_mu is
+ * not held: @fn may leave and enter the pool around the runtime), and put
+ * it after (kp_pool_put: what waited for this is given back).
+ */
+void kp_pools_each(void (*fn)(struct ihipMemPoolHandle_t *pool, void *arg),
+		   void *arg);
+/* Give back what calls that must not wait marked (a synchronising call
+ * of the program's just returned): no-op when nothing was. */
+void kp_pools_settle(void);
 
 /* ---- allocation and free (pool/mem.c) ---- */
 

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hip_internal.h"
+#include "rt/runtime.h"
 
 static struct kp_runtime g_rt;
 const struct kp_runtime *kp_rt_found;	/* set once, release order */
@@ -55,7 +55,7 @@ void kp_say_once(int *once, const char *fmt, ...)
 
 /* The load address of the object holding @p (0 if none): this library's
  * own definitions must never be taken for the runtime's. */
-static uintptr_t object_of(const void *p)
+static uintptr_t rt_object_of(const void *p)
 {
 	Dl_info info;
 
@@ -64,9 +64,9 @@ static uintptr_t object_of(const void *p)
 	return (uintptr_t)info.dli_fbase;
 }
 
-static uintptr_t self(void)
+static uintptr_t rt_self(void)
 {
-	return object_of((const void *)self);
+	return rt_object_of((const void *)rt_self);
 }
 
 static void *lookup(void *handle, const char *name, const char *version)
@@ -75,7 +75,7 @@ static void *lookup(void *handle, const char *name, const char *version)
 
 	if (!p)
 		p = dlsym(handle, name);
-	if (p && object_of(p) == self())
+	if (p && rt_object_of(p) == rt_self())
 		p = NULL;
 	return p;
 }
@@ -168,6 +168,150 @@ const struct kp_runtime *kp_rt_order_slow(void)
 	return st == 1 ? rt : NULL;
 }
 
+int kp_rt_version(const struct kp_runtime *rt)
+{
+	static int version = -1;
+	int v = __atomic_load_n(&version, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = 0;
+		if (!rt || !rt->hipRuntimeGetVersion ||
+		    rt->hipRuntimeGetVersion(&v))
+			v = 0;
+		__atomic_store_n(&version, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+hipError_t kp_rt_dev_enter(const struct kp_runtime *rt, int dev, int *prev)
+{
+	hipError_t e;
+
+	*prev = -1;
+	if (!rt->hipGetDevice || !rt->hipSetDevice)
+		return hipErrorNotSupported;
+	e = rt->hipGetDevice(prev);
+	if (e) {
+		*prev = -1;
+		return e;
+	}
+	if (*prev != dev) {
+		e = rt->hipSetDevice(dev);
+		if (e)
+			*prev = -1;
+	}
+	return e;
+}
+
+void kp_rt_dev_leave(const struct kp_runtime *rt, int dev, int prev)
+{
+	if (prev >= 0 && prev != dev)
+		rt->hipSetDevice(prev);
+}
+
+int kp_rt_relax(const struct kp_runtime *rt)
+{
+	hipStreamCaptureMode m = hipStreamCaptureModeRelaxed;
+
+	if (!rt->hipThreadExchangeStreamCaptureMode ||
+	    rt->hipThreadExchangeStreamCaptureMode(&m))
+		return -1;
+	return (int)m;
+}
+
+void kp_rt_unrelax(const struct kp_runtime *rt, int mode)
+{
+	hipStreamCaptureMode m = (hipStreamCaptureMode)mode;
+
+	if (mode >= 0)
+		rt->hipThreadExchangeStreamCaptureMode(&m);
+}
+
+/* ---- ROCr ---- */
+
+#define HSA_SO "libhsa-runtime64.so.1"
+
+static struct kp_hsa g_hsa;
+static const struct kp_hsa g_hsa_none;
+static const struct kp_hsa *g_hsa_found;	/* set once, release order */
+
+const struct kp_hsa *kp_hsa(void)
+{
+	const struct kp_hsa *h = __atomic_load_n(&g_hsa_found,
+						 __ATOMIC_ACQUIRE);
+	void *so;
+
+	if (h)
+		return h;
+	pthread_mutex_lock(&g_rt_mu);
+	if (!g_hsa_found) {
+		so = dlopen(HSA_SO, RTLD_LAZY | RTLD_NOLOAD);
+		if (so) {
+			/* Kept open: ROCr stays for the life of the process. */
+			g_hsa.export_dmabuf = (kp_hsa_export_dmabuf_fn)
+				dlsym(so, "hsa_amd_portable_export_dmabuf");
+			g_hsa.close_dmabuf = (kp_hsa_close_dmabuf_fn)
+				dlsym(so, "hsa_amd_portable_close_dmabuf");
+			g_hsa.system_get_info = (kp_hsa_system_get_info_fn)
+				dlsym(so, "hsa_system_get_info");
+			__atomic_store_n(&g_hsa_found, &g_hsa, __ATOMIC_RELEASE);
+		}
+	}
+	h = g_hsa_found;
+	pthread_mutex_unlock(&g_rt_mu);
+	/* Not loaded (yet): nothing, asked again next time. */
+	return h ? h : &g_hsa_none;
+}
+
+/* ---- the last error ---- */
+
+__thread struct kp_last kp_last __attribute__((tls_model("initial-exec")));
+
+hipError_t kp_rt_ret_slow(hipError_t e)
+{
+	const struct kp_runtime *rt;
+
+	kp_last.err = e;
+	kp_last.pending = 0;
+	rt = kp_rt_order();
+	if (!rt || !rt->hipGetLastError || !rt->hipRuntimeGetVersion)
+		return e;
+	if (e == hipSuccess) {
+		rt->hipGetLastError();
+	} else {
+		/* hipErrorInvalidValue, as hip_context.cpp answers NULL. */
+		rt->hipRuntimeGetVersion(NULL);
+		kp_last.pending = e != hipErrorInvalidValue;
+	}
+	return e;
+}
+
+hipError_t kp_rt_last_error(int reset, int ext)
+{
+	const struct kp_runtime *rt = kp_rt();
+	__typeof__(hipGetLastError) *fn = NULL;
+	hipError_t r;
+
+	if (rt)
+		fn = !reset ? rt->hipPeekAtLastError :
+		     ext && rt->hipExtGetLastError ? rt->hipExtGetLastError :
+		     rt->hipGetLastError;
+	if (!fn) {
+		r = kp_last.err;
+		if (reset)
+			kp_last.err = hipSuccess;
+		return r;
+	}
+	r = fn();
+	if (kp_last.pending && r == hipErrorInvalidValue)
+		r = kp_last.err;
+	else
+		kp_last.pending = 0;	/* another call came since */
+	if (reset)
+		kp_last.pending = 0;
+	return r;
+}
+
 /*
  * Linked after libamdhip64, or reached through a library loaded after it,
  * this library's hip* names lose to the runtime's and kfdpool is never
@@ -191,7 +335,7 @@ __attribute__((constructor)) static void check_order(void)
 		p = dlvsym(RTLD_DEFAULT, #name, version); \
 		if (!p) \
 			p = dlsym(RTLD_DEFAULT, #name); \
-		if (p && object_of(p) == (uintptr_t)me.dli_fbase) \
+		if (p && rt_object_of(p) == (uintptr_t)me.dli_fbase) \
 			p = NULL; \
 		if (p) \
 			kp_say_once(&g_order_said, \

@@ -3,7 +3,9 @@
  * The HIP runtime's types and functions that libkfdpool-hip calls but
  * <kfdpool_hip.h> does not declare: streams and events, device selection,
  * external memory (what importers map device chunks with), virtual memory
- * management (ROCm >= 6.0), hipGetProcAddress (ROCm >= 6.1).
+ * management (ROCm >= 6.0), hipGetProcAddress (ROCm >= 6.1), stream
+ * capture, the thread's last error, host registration; and the ROCr
+ * (libhsa-runtime64) functions kfdpool looks up beside them.
  *
  * Layouts are current HIP's (6.x).  Where they grew since 5.2 (the
  * external memory descriptors gained reserved[16]) the 6.x struct is a
@@ -12,8 +14,8 @@
  * (chunk/rocr.c checks hipRuntimeGetVersion).  userlib/test/hip_abi_test.c
  * compares what 5.2 shares with HIP's headers.
  */
-#ifndef KFDPOOL_HIP_RT_TYPES_H
-#define KFDPOOL_HIP_RT_TYPES_H
+#ifndef KFDPOOL_RT_TYPES_H
+#define KFDPOOL_RT_TYPES_H
 
 #include "kfdpool_hip.h"
 
@@ -70,6 +72,26 @@ typedef enum hipMemAllocationGranularity_flags {
 	hipMemAllocationGranularityRecommended = 1,
 } hipMemAllocationGranularity_flags;
 
+/* Values of clr's hip_runtime_api.h (5.7 and 6.x alike). */
+typedef enum hipStreamCaptureStatus {
+	hipStreamCaptureStatusNone = 0,
+	hipStreamCaptureStatusActive = 1,
+	hipStreamCaptureStatusInvalidated = 2,
+} hipStreamCaptureStatus;
+
+typedef enum hipStreamCaptureMode {
+	hipStreamCaptureModeGlobal = 0,
+	hipStreamCaptureModeThreadLocal = 1,
+	hipStreamCaptureModeRelaxed = 2,
+} hipStreamCaptureMode;
+
+/* The one device attribute asked (HIP >= 5.7 numbers it 89). */
+typedef enum hipDeviceAttribute_t {
+	hipDeviceAttributeVirtualMemoryManagementSupported = 89,
+} hipDeviceAttribute_t;
+
+#define hipHostRegisterDefault	0x0
+
 typedef enum hipDriverProcAddressQueryResult {
 	HIP_GET_PROC_ADDRESS_SUCCESS = 0,
 	HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
@@ -80,13 +102,19 @@ typedef enum hipDriverProcAddressQueryResult {
 hipError_t hipGetDeviceCount(int *count);
 hipError_t hipGetDevice(int *device);
 hipError_t hipSetDevice(int device);
-hipError_t hipDeviceSynchronize(void);
 hipError_t hipRuntimeGetVersion(int *version);
+hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr,
+				 int device);
+hipError_t hipStreamGetDevice(hipStream_t stream, int *device);
+hipError_t hipStreamIsCapturing(hipStream_t stream,
+				hipStreamCaptureStatus *status);
+hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode);
+hipError_t hipHostRegister(void *ptr, size_t size, unsigned int flags);
+hipError_t hipHostUnregister(void *ptr);
 hipError_t hipDeviceGetPCIBusId(char *bus_id, int len, int device);
 hipError_t hipDeviceGetByPCIBusId(int *device, const char *bus_id);
 hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned int flags);
 hipError_t hipEventQuery(hipEvent_t event);
-hipError_t hipEventSynchronize(hipEvent_t event);
 hipError_t hipExtMallocWithFlags(void **ptr, size_t size, unsigned int flags);
 hipError_t hipImportExternalMemory(hipExternalMemory_t *mem,
 				   const hipExternalMemoryHandleDesc *desc);
@@ -114,7 +142,8 @@ hipError_t hipMemGetAllocationGranularity(size_t *granularity,
 				const hipMemAllocationProp *prop,
 				hipMemAllocationGranularity_flags option);
 
-/* Defined here (interposed: stream order follows them) and forwarded. */
+/* Defined here (interposed: stream order follows them, chunks wait for
+ * the synchronising calls, the last error is kept) and forwarded. */
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
 hipError_t hipEventDestroy(hipEvent_t event);
@@ -123,8 +152,29 @@ hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
 hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event,
 				  unsigned int flags);
 hipError_t hipStreamDestroy(hipStream_t stream);
+hipError_t hipStreamSynchronize(hipStream_t stream);
+hipError_t hipStreamSynchronize_spt(hipStream_t stream);
+hipError_t hipEventSynchronize(hipEvent_t event);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t pool);
+hipError_t hipGetLastError(void);
+hipError_t hipPeekAtLastError(void);
+hipError_t hipExtGetLastError(void);
 hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hip_version,
 			     uint64_t flags,
 			     hipDriverProcAddressQueryResult *status);
+
+/*
+ * ROCr's (libhsa-runtime64.so.1), looked up beside the runtime: the
+ * dma-buf export of ROCr >= 5.6 and the system attribute saying whether
+ * the driver has it (hsa.h, hsa_ext_amd.h).
+ */
+typedef int kp_hsa_status_t;		/* hsa_status_t; 0 is success */
+#define KP_HSA_SYSTEM_INFO_DMABUF_SUPPORTED 0x204
+typedef kp_hsa_status_t (*kp_hsa_export_dmabuf_fn)(const void *ptr,
+				size_t size, int *dmabuf, uint64_t *offset);
+typedef kp_hsa_status_t (*kp_hsa_close_dmabuf_fn)(int dmabuf);
+typedef kp_hsa_status_t (*kp_hsa_system_get_info_fn)(int attribute,
+						     void *value);
 
 #endif
