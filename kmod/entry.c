@@ -85,20 +85,26 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
 	    !kfdpool_pool_fits(pool, entry->size))
 		return -ENOSPC;
+	ret = kfdpool_persist_charge(pool, entry->size);
+	if (ret)
+		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		return ret;
+		goto err;
 	/* Last: it either charges every level or none. */
 	ret = kfdpool_charge(pool->user, kfdpool_charge_obj(entry->dmabuf),
 			     entry->size, 1, spares);
 	if (ret) {
 		xa_erase(&pool->entries, entry->id);
-		return ret;
+		goto err;
 	}
 	kfdpool_entry_link(pool, entry);
 	return 0;
+err:
+	kfdpool_persist_uncharge(pool, entry->size);
+	return ret;
 }
 
 long kfdpool_ioctl_pin(struct file *file, void *data,
@@ -169,6 +175,7 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 	}
 	pool->reserved -= entry->size;
 	pool->nr_entries--;
+	kfdpool_persist_uncharge(pool, entry->size);
 	kfdpool_uncharge(pool->user, kfdpool_charge_obj(entry->dmabuf));
 	/* The final fput, if this is it, runs later from task work. */
 	dma_buf_put(entry->dmabuf);

@@ -23,7 +23,10 @@
  * supplementary groups, as in_egroup_p() would), so it admits exactly the
  * exporter's user or the group's members, however their namespaces number
  * them: root of a container whose root is uid 100000 on the host is that
- * user here, and the same user in two namespaces is the same user.
+ * user here, and the same user in two namespaces is the same user. *
+ * Owner handles of persistent pools are made and checked the same way,
+ * with a magic of their own and the UID policy of the pool's user only:
+ * they adopt the pool (persist.c) and never import it.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -37,6 +40,8 @@
 #include "kfdpool.h"
 
 #define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
+/* An owner handle: adopts a persistent pool (persist.c), never imports. */
+#define KFDPOOL_OWNER_HANDLE_MAGIC	0x6b66704f	/* "Opfk" */
 #define KFDPOOL_SECRET_LEN	16
 
 /* The bytes of a handle (docs/uapi.md): the module's, not ABI. */
@@ -156,16 +161,26 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	u32 policy = args->policy;
 	u32 gid = args->gid;
 	u32 kid = __kuid_val(kuid);
+	bool owner = args->flags & KFDPOOL_HANDLE_EXPORT_OWNER;
 	siphash_key_t key[2];
 	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if (args->flags || args->pad)
+	if ((args->flags & ~KFDPOOL_HANDLE_EXPORT_OWNER) || args->pad)
 		return -EINVAL;
 	ret = kfdpool_handle_policy_check(policy, gid);
 	if (ret)
 		return ret;
+	/* An owner handle admits the pool's own user, and only that user. */
+	if (owner) {
+		if (policy != KFDPOOL_HANDLE_POLICY_UID)
+			return -EINVAL;
+		if (!(pool->flags & KFDPOOL_POOL_PERSIST))
+			return -EOPNOTSUPP;
+		if (!uid_eq(kuid, pool->uid))
+			return -EPERM;
+	}
 	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
 		kgid_t kgid = make_kgid(ns, gid);
 
@@ -177,11 +192,11 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 			return -EPERM;
 		kid = KFDPOOL_HANDLE_KID_NONE;
 	}
-	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
+	if (!owner && !(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
 
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
-	h->magic = KFDPOOL_HANDLE_MAGIC;
+	h->magic = owner ? KFDPOOL_OWNER_HANDLE_MAGIC : KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
 	h->gid = gid;
 	/* Our own euid is always mapped in our own namespace. */
@@ -205,7 +220,8 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 		return -EPERM;
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
+	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) &&
+	    !(pool->flags & KFDPOOL_POOL_PERSIST))
 		return -EOPNOTSUPP;
 
 	mutex_lock(&pool->lock);
@@ -246,20 +262,32 @@ static bool kfdpool_handle_admits(const siphash_key_t key[2],
 	return false;
 }
 
-long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
-				      struct kfdpool_fd_out *fdo)
+/**
+ * kfdpool_handle_resolve() - the pool a handle names, if it admits the caller
+ * @uh: the handle
+ * @owner: an owner handle (KFDPOOL_HANDLE_EXPORT_OWNER) is wanted, else an
+ *	import handle
+ * @poolp: returns the pool, with a reference
+ *
+ * Return: 0; -EINVAL for bytes no handle of that kind has, -EPERM for an
+ * ANY handle where they are off, -ENOENT when no such pool exists, or
+ * -EACCES when the handle was not made for the pool or does not admit the
+ * caller.
+ */
+int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
+			   struct kfdpool_pool **poolp)
 {
-	struct kfdpool_pool_import_handle *args = data;
 	struct kfdpool_handle_fmt fmt, *h = &fmt;
 	struct kfdpool_pool *pool;
 	siphash_key_t key[2];
 	bool admitted = false;
 	int ret;
 
-	memcpy(h, args->handle.data, sizeof(*h));
-	if (args->flags ||
-	    !kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
-	    h->magic != KFDPOOL_HANDLE_MAGIC)
+	memcpy(h, uh->data, sizeof(*h));
+	if (!kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
+	    h->magic != (owner ? KFDPOOL_OWNER_HANDLE_MAGIC :
+			 KFDPOOL_HANDLE_MAGIC) ||
+	    (owner && h->policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
 	ret = kfdpool_handle_policy_check(h->policy, h->gid);
 	if (ret)
@@ -273,24 +301,39 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	if (!pool)
 		return -ENOENT;
 
-	/* A pool that allows no handles never made one: the handle is forged. */
-	if (pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) {
+	/* A pool that allows no such handle never made one: it is forged. */
+	if (owner ? pool->flags & KFDPOOL_POOL_PERSIST :
+	    pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) {
 		kfdpool_handle_key_get(pool, key);
 		admitted = kfdpool_handle_admits(key, h);
 		memzero_explicit(key, sizeof(key));
 	}
 	if (!admitted) {
-		ret = -EACCES;
-		goto out_put;
+		kfdpool_pool_put(pool);
+		return -EACCES;
 	}
+	*poolp = pool;
+	return 0;
+}
 
+long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
+				      struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_import_handle *args = data;
+	struct kfdpool_pool *pool;
+	int ret;
+
+	if (args->flags)
+		return -EINVAL;
+	ret = kfdpool_handle_resolve(&args->handle, false, &pool);
+	if (ret)
+		return ret;
 	/* The new file takes its own pool reference. */
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
 				   offsetof(struct kfdpool_pool_import_handle,
 					    fd));
 	if (!ret)
 		args->fd = -1;
-out_put:
 	kfdpool_pool_put(pool);
 	return ret;
 }

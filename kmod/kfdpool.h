@@ -66,6 +66,8 @@ extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
 extern unsigned int kfdpool_max_user_records;
 extern bool kfdpool_allow_any_handles;
+extern unsigned int kfdpool_max_user_persistent;
+extern unsigned long kfdpool_max_user_persistent_bytes;
 
 struct dma_buf;
 struct kfdpool_charge;
@@ -122,6 +124,8 @@ struct kfdpool_rectab {
  * @nr_owners: open owner files; the pool ends when the last one closes
  * @ended: kfdpool_pool_end() ran: the pool holds nothing and answers
  *	-ENODEV
+ * @kept: the pool holds a reference to itself and to the module, and is
+ *	charged as a persistent pool: it stays with no file open
  * @idnode: in kfdpool_pool_ids until the pool ends
  * @rcu: frees the pool after lookups by id
  * @serial: index in kfdpool_pools until the pool ends (constant)
@@ -129,7 +133,10 @@ struct kfdpool_rectab {
  * @name: name (constant)
  * @limit: bytes the pool may pin, 0 for no limit (constant)
  * @handle_types: KFDPOOL_HANDLE_TYPE_* (constant)
- * @owner_pid: the creator's thread group (constant)
+ * @flags: KFDPOOL_POOL_PERSIST: entries are charged as persistent bytes
+ *	(constant)
+ * @created: CLOCK_BOOTTIME of the creation, in ns (constant)
+ * @owner_pid: the thread group of the creator or the last adopter
  * @uid: the creator's euid (constant)
  * @user: charged for the pool's entries and records (constant)
  * @locked_user: charged for ALLOC's pages against RLIMIT_MEMLOCK; NULL
@@ -158,6 +165,7 @@ struct kfdpool_pool {
 	struct mutex lock;	/* see above */
 	u32 nr_owners;
 	bool ended;
+	bool kept;
 	struct rhash_head idnode;
 	struct rcu_head rcu;
 	u32 serial;
@@ -165,6 +173,8 @@ struct kfdpool_pool {
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
 	u32 handle_types;
+	u32 flags;
+	u64 created;
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
@@ -326,6 +336,7 @@ int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
 long kfdpool_pool_create(struct file *file, void *data,
 			 struct kfdpool_fd_out *fdo);
+void kfdpool_pool_end(struct kfdpool_pool *pool);
 
 /* Lock @pf's pool, unless it ended: 0 or -ENODEV (unlocked). */
 static inline int kfdpool_lock(struct kfdpool_file *pf)
@@ -437,6 +448,11 @@ int kfdpool_records_charge(struct kfdpool_user *u);
 void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
 void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
 			  u64 *global, u64 *pinned, u32 *records);
+int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes);
+void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
+				   u64 bytes);
+void kfdpool_persist_user_figures(struct user_namespace *ns, kuid_t uid,
+				  u32 *pools, u64 *bytes);
 void kfdpool_users_show(struct seq_file *m);
 void kfdpool_limits_exit(void);
 
@@ -452,6 +468,38 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 				      struct kfdpool_fd_out *fdo);
+int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
+			   struct kfdpool_pool **poolp);
+
+/* persist.c */
+int kfdpool_persist_begin(struct kfdpool_pool *pool);
+void kfdpool_persist_end(struct kfdpool_pool *pool);
+int kfdpool_persist_adopt(struct kfdpool_pool *pool,
+			  struct kfdpool_fd_out *fdo, size_t fd_off);
+long kfdpool_ioctl_pool_adopt(struct file *file, void *data,
+			      struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_destroy(struct file *file, void *data,
+				struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_destroy_id(struct file *file, void *data,
+				   struct kfdpool_fd_out *fdo);
+
+/*
+ * Charge @size more bytes of entries of @pool as persistent bytes, if it
+ * is a persistent pool; pool->lock held.  0 or -EDQUOT.
+ */
+static inline int kfdpool_persist_charge(struct kfdpool_pool *pool, u64 size)
+{
+	if (!(pool->flags & KFDPOOL_POOL_PERSIST))
+		return 0;
+	return kfdpool_persist_user_charge(pool->user, 0, size);
+}
+
+static inline void kfdpool_persist_uncharge(struct kfdpool_pool *pool,
+					    u64 size)
+{
+	if (pool->flags & KFDPOOL_POOL_PERSIST)
+		kfdpool_persist_user_uncharge(pool->user, 0, size);
+}
 
 /* list.c */
 long kfdpool_ioctl_pool_list(struct file *file, void *data,

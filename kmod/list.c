@@ -41,6 +41,9 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->draining_entries = pool->nr_draining;
 	info->records = pool->nr_records;
 	info->import_fds = pool->nr_import_fds;
+	info->flags = pool->flags;
+	info->owner_fds = pool->nr_owners;
+	info->age_ns = ktime_get_boottime_ns() - pool->created;
 }
 
 /*

@@ -94,9 +94,9 @@ void kfdpool_pool_put(struct kfdpool_pool *pool)
  * End @pool: unpin its entries and free its records, after taking it off
  * the tables so that nobody finds it.  The one way a pool ends; a pool
  * that ended already (or was never published) is left alone.  Called
- * without pool->lock.
+ * without pool->lock, by a caller that holds a reference.
  */
-static void kfdpool_pool_end(struct kfdpool_pool *pool)
+void kfdpool_pool_end(struct kfdpool_pool *pool)
 {
 	bool ended;
 
@@ -116,6 +116,7 @@ static void kfdpool_pool_end(struct kfdpool_pool *pool)
 	mutex_lock(&pool->lock);
 	kfdpool_pool_free_entries(pool);
 	mutex_unlock(&pool->lock);
+	kfdpool_persist_end(pool);
 }
 
 /* The creator's pid in the caller's namespace while it lives, else 0. */
@@ -140,7 +141,7 @@ static void kfdpool_file_close(struct kfdpool_file *pf)
 	if (!pool->ended)
 		kfdpool_file_drop_imports(pf);
 	if (pf->mode == KFDPOOL_MODE_OWNER)
-		end = !--pool->nr_owners;
+		end = !--pool->nr_owners && !pool->kept;
 	else
 		pool->nr_import_fds--;
 	mutex_unlock(&pool->lock);
@@ -241,7 +242,7 @@ long kfdpool_pool_create(struct file *file, void *data,
 	struct kfdpool_pool *pool;
 	int ret;
 
-	if (args->flags || args->pad ||
+	if ((args->flags & ~KFDPOOL_POOL_PERSIST) || args->pad ||
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
 	    !kfdpool_name_valid(args->name))
 		return -EINVAL;
@@ -271,6 +272,8 @@ long kfdpool_pool_create(struct file *file, void *data,
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;
+	pool->flags = args->flags;
+	pool->created = ktime_get_boottime_ns();
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	pool->dmabufs = RB_ROOT;
 	kfdpool_rectab_init(&pool->records);
@@ -286,6 +289,11 @@ long kfdpool_pool_create(struct file *file, void *data,
 				   offsetof(struct kfdpool_pool_create, fd));
 	if (ret)
 		kfdpool_pool_end(pool);
+	else if (pool->flags & KFDPOOL_POOL_PERSIST)
+		ret = kfdpool_persist_begin(pool);
+	/* The file's close ends a pool that could not persist. */
+	if (ret)
+		kfdpool_fd_abort(fdo);
 	kfdpool_pool_put(pool);
 	args->fd = -1;
 	return ret;
@@ -398,6 +406,8 @@ static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 		KFDPOOL_IOC_HANDLE_ROTATE, kfdpool_ioctl_handle_rotate },
 	[_IOC_NR(KFDPOOL_IOC_ALLOC)] = {
 		KFDPOOL_IOC_ALLOC, kfdpool_ioctl_alloc },
+	[_IOC_NR(KFDPOOL_IOC_POOL_DESTROY)] = {
+		KFDPOOL_IOC_POOL_DESTROY, kfdpool_ioctl_pool_destroy },
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,
@@ -445,6 +455,8 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st.fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st.fd_imports);
 	seq_printf(m, "kfdpool-file-id:\t%llu\n", pf->id);
+	seq_printf(m, "kfdpool-persistent:\t%u\n",
+		   !!(pf->pool->flags & KFDPOOL_POOL_PERSIST));
 }
 
 static const struct file_operations kfdpool_pool_fops = {
