@@ -48,7 +48,7 @@ WARNFLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Werror=implicit-function-declaration
 
 .PHONY: all modules test-modules lib selftests ksft demo check gpu-check deps checkpatch clean \
-	bench bench-progs tools harness-selftest coverage
+	bench bench-progs tools harness-selftest mutations-check coverage
 
 all: lib
 	@if [ -d "$(KDIR)" ]; then $(MAKE) -f $(SRC)/Makefile modules; \
@@ -134,6 +134,11 @@ unit: deps-check
 harness-selftest:
 	@$(KTAP_RUN) harness-selftest $(SRC)/tools/harness-selftest
 unit: harness-selftest
+
+# Every mutation of tools/mutations still applies (tools/mutate --check).
+mutations-check:
+	@$(KTAP_RUN) mutations-check $(SRC)/tools/mutate --check
+unit: mutations-check
 
 clean:
 	rm -rf $(BUILD)

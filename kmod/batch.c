@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Batch commands: EXPORT, REVOKE, IMPORT and RELEASE over a user array of
- * size-versioned elements, each with its own status, through the *_BATCH
- * ioctls and io_uring's vectored form.  An element larger than ours whose
- * bytes past ours are not zero is not run (its status is -E2BIG).
+ * EXPORT, REVOKE, IMPORT and RELEASE elements: one by the single ioctls and
+ * io_uring, or a user array of them by the *_BATCH ioctls and io_uring's
+ * vectored form, each element with its own status.  A batch element
+ * larger than ours whose bytes past ours are not zero is not run (-E2BIG).
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -13,17 +13,26 @@
 #include "kfdpool.h"
 
 /**
- * union kfdpool_batch_elem - a kernel copy of one element
- * @exp: of EXPORT_BATCH
- * @rev: of REVOKE_BATCH
- * @imp: of IMPORT_BATCH
- * @rel: of RELEASE_BATCH
+ * struct kfdpool_batch_kind - what a batch command's elements are
+ * @size: bytes of one element here
+ * @status: offset of its status
+ * @owner: owner fds only
  */
-union kfdpool_batch_elem {
-	struct kfdpool_export exp;
-	struct kfdpool_revoke rev;
-	struct kfdpool_import imp;
-	struct kfdpool_release rel;
+struct kfdpool_batch_kind {
+	u16 size;
+	u16 status;
+	bool owner;
+};
+
+#define KFDPOOL_KIND(type, owner) \
+	{ sizeof(struct type), offsetof(struct type, status), owner }
+
+/* By _IOC_NR() from KFDPOOL_IOC_EXPORT_BATCH's on. */
+static const struct kfdpool_batch_kind kfdpool_batch_kinds[] = {
+	KFDPOOL_KIND(kfdpool_export, true),
+	KFDPOOL_KIND(kfdpool_revoke, true),
+	KFDPOOL_KIND(kfdpool_import, false),
+	KFDPOOL_KIND(kfdpool_release, false),
 };
 
 /*
@@ -35,87 +44,121 @@ union kfdpool_batch_elem {
 
 /**
  * struct kfdpool_batch_slot - one element of a chunk
- * @el: the kernel copy
+ * @el: its kernel copy
  * @fdo: the fd it hands out, or what undoes it
- * @status: 0 while the element is to run; else its refusal
+ * @status: 0 while it is to run, else its refusal
  */
 struct kfdpool_batch_slot {
-	union kfdpool_batch_elem el;
+	union kfdpool_elem el;
 	struct kfdpool_fd_out fdo;
 	int status;
 };
 
+static const struct kfdpool_batch_kind *kfdpool_batch_kind(unsigned int nr)
+{
+	return &kfdpool_batch_kinds[nr - _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH)];
+}
+
 /* Set the status of @el, an element of batch @nr; -1 in a refused fd. */
-static void kfdpool_batch_status(unsigned int nr, union kfdpool_batch_elem *el,
+static void kfdpool_batch_status(unsigned int nr, union kfdpool_elem *el,
 				 int status)
 {
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		el->exp.status = status;
-		break;
-	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		el->rev.status = status;
-		break;
-	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		el->imp.status = status;
-		if (status)
-			el->imp.fd = -1;
-		break;
-	default:
-		el->rel.status = status;
-		break;
-	}
+	*(s32 *)((u8 *)el + kfdpool_batch_kind(nr)->status) = status;
+	if (status && nr == _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH))
+		el->imp.fd = -1;
 }
 
-static int kfdpool_batch_prep(struct kfdpool_file *pf, unsigned int nr,
-			      struct kfdpool_batch_slot *sl)
+/* The checks of element @el of command @nr that need no lock. */
+static int kfdpool_elem_prep(struct kfdpool_file *pf, unsigned int nr,
+			     union kfdpool_elem *el)
 {
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		return kfdpool_export_prep(pf, &sl->el.exp);
+		return kfdpool_export_prep(pf, &el->exp);
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		return kfdpool_revoke_prep(pf, &sl->el.rev);
+		return kfdpool_revoke_prep(pf, &el->rev);
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		return kfdpool_import_prep(pf, &sl->el.imp);
+		return kfdpool_import_prep(pf, &el->imp);
 	default:
-		return kfdpool_release_prep(&sl->el.rel);
+		return el->rel.flags || el->rel.pad ? -EINVAL : 0;
 	}
 }
 
-/* pool->lock held; @held as for kfdpool_import_locked(). */
-static int kfdpool_batch_run(struct kfdpool_file *pf, unsigned int nr,
-			     struct kfdpool_batch_slot *sl, u32 *held)
+/* Nobody learnt of the record: revoke it. */
+static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
+{
+	union kfdpool_elem el = { .rev.record = fdo->record };
+
+	kfdpool_one(fdo->pfile, _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH), &el, NULL);
+}
+
+/* The rest, pool->lock held; @held as for kfdpool_import_locked(). */
+static int kfdpool_elem_run(struct kfdpool_file *pf, unsigned int nr,
+			    union kfdpool_elem *el, struct kfdpool_fd_out *fdo,
+			    u32 *held)
 {
 	int status;
 
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		status = kfdpool_export_locked(pf, &sl->el.exp);
-		if (!status)
-			kfdpool_export_arm_undo(&sl->fdo, pf,
-						&sl->el.exp.record);
+		status = kfdpool_export_locked(pf, &el->exp);
+		if (!status && fdo) {
+			fdo->undo = kfdpool_export_undo;
+			fdo->pfile = pf;
+			fdo->record = el->exp.record;
+		}
 		return status;
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		return kfdpool_revoke_locked(pf, &sl->el.rev);
+		return kfdpool_revoke_locked(pf, &el->rev);
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		return kfdpool_import_locked(pf, &sl->el.imp, &sl->fdo, held);
+		return kfdpool_import_locked(pf, &el->imp, fdo, held);
 	default:
-		return kfdpool_import_put(pf, sl->el.rel.entry_id);
+		return kfdpool_import_put(pf, el->rel.entry_id);
 	}
 }
 
-/*
- * Copy the element at @uel (@usize bytes, the caller's) into @el.  One of
- * our size is copied with a constant size per command: hardened usercopy
- * checks a copy into a heap object against its slab only when the size is
- * not constant, which was a fifth of an element's cost.  Return: 0, -E2BIG
- * (read, not to run) or -errno (not read).
+/**
+ * kfdpool_one() - run one element from the kernel
+ * @pf: the pool file
+ * @nr: _IOC_NR() of the batch command of its kind
+ * @el: the element; its outputs are filled on success
+ * @fdo: what it hands out (an import's fd, an export's undo), or NULL
+ *
+ * Return: 0 or -errno.
  */
-static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
+int kfdpool_one(struct kfdpool_file *pf, unsigned int nr,
+		union kfdpool_elem *el, struct kfdpool_fd_out *fdo)
+{
+	int ret = kfdpool_elem_prep(pf, nr, el) ?: kfdpool_lock(pf);
+
+	if (ret)
+		return ret;
+	ret = kfdpool_elem_run(pf, nr, el, fdo, NULL);
+	mutex_unlock(&pf->pool->lock);
+	if (!ret)
+		kfdpool_batch_status(nr, el, 0);
+	return ret;
+}
+
+/* EXPORT, REVOKE, IMPORT and RELEASE: their batch's element, one. */
+long kfdpool_ioctl_one(struct file *file, unsigned int nr, void *data,
+		       struct kfdpool_fd_out *fdo)
+{
+	nr += _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH) - _IOC_NR(KFDPOOL_IOC_EXPORT);
+	fdo->fd_off = offsetof(struct kfdpool_import, fd);
+	return kfdpool_one(file->private_data, nr, data, fdo);
+}
+
+/*
+ * Copy the element at @uel (@usize bytes) into @el: 0, -E2BIG (read, not
+ * to run) or -errno.  Constant sizes where they can be: hardened usercopy
+ * checks other copies against the slab, a fifth of an element's cost.
+ */
+static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_elem *el,
 				 const char __user *uel, size_t ksize,
 				 size_t usize)
 {
-	union kfdpool_batch_elem tmp;
+	union kfdpool_elem tmp;
 	unsigned long left;
 	int err;
 
@@ -148,7 +191,7 @@ static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_batch_elem *el,
 
 /* Copy only the outputs of @el back to @uel, with constant sizes. */
 static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
-				  const union kfdpool_batch_elem *el)
+				  const union kfdpool_elem *el)
 {
 	unsigned long left;
 
@@ -178,9 +221,8 @@ static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
 }
 
 /*
- * Read the element at @uel into @sl (@ksize bytes here, @usize the
- * caller's) and prepare it.  Return: 0, or -errno when it could not be
- * read (the batch ends before it).
+ * Read the element at @uel into @sl and prepare it: 0, or -errno when it
+ * could not be read (the batch ends before it).
  */
 static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 			      struct kfdpool_batch_slot *sl,
@@ -192,30 +234,23 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 	err = kfdpool_batch_copy_in(nr, &sl->el, uel, ksize, usize);
 	if (err && err != -E2BIG)
 		return err;
-	sl->status = err ?: kfdpool_batch_prep(pf, nr, sl);
+	sl->status = err ?: kfdpool_elem_prep(pf, nr, &sl->el);
 	kfdpool_batch_status(nr, &sl->el, sl->status);
 	/*
 	 * A revoke or release cannot be taken back: its status reads 0 before
 	 * it runs, so that it says done even if it cannot be written after.
 	 */
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		uel += offsetof(struct kfdpool_revoke, status);
-		break;
-	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
-		uel += offsetof(struct kfdpool_release, status);
-		break;
-	default:
+	if (nr != _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH) &&
+	    nr != _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH))
 		return 0;
-	}
+	uel += kfdpool_batch_kind(nr)->status;
 	return put_user(0, (int __user *)uel) ? -EFAULT : 0;
 }
 
 /*
- * Write the element of @sl back to @uel, then hand out its fd; *@undone is
- * set when its fd could not be installed and the import was undone.
- * Return: 0, or -EFAULT when it could not be written and what it made was
- * undone (the batch ends before it).
+ * Write @sl back to @uel, then hand out its fd (*@undone if none could be
+ * and the import was undone).  0, or -EFAULT when it could not be written
+ * and what it made was undone (the batch ends before it).
  */
 static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 			       char __user *uel, bool *undone)
@@ -231,7 +266,7 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 		return -EFAULT;
 	}
 	if (!sl->fdo.file) {
-		kfdpool_fd_commit(&sl->fdo, NULL);
+		kfdpool_fd_out_init(&sl->fdo);	/* done: nothing to undo */
 		return 0;
 	}
 	err = kfdpool_fd_commit(&sl->fdo, (int __user *)(uel +
@@ -245,11 +280,9 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 }
 
 /*
- * An import earlier in the chunk was undone at write-back (no fd could be
- * installed) after the validations behind it ran, perhaps against it.
- * Answer validation @j of the chunk's @n again with the imports @pf holds
- * now, less those the elements after it made, as if the elements before
- * it had run to their end.
+ * An import earlier in the chunk was undone at write-back (no fd) after
+ * later validations counted it.  Answer validation @j of @n again from the
+ * imports @pf holds now, less those the elements after it made.
  */
 static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
 				     struct kfdpool_batch_slot *slots, u32 j,
@@ -305,7 +338,8 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 	for (i = 0; i < n; i++) {
 		if (slots[i].status)
 			continue;
-		slots[i].status = kfdpool_batch_run(pf, nr, &slots[i], &held);
+		slots[i].status = kfdpool_elem_run(pf, nr, &slots[i].el,
+						   &slots[i].fdo, &held);
 		kfdpool_batch_status(nr, &slots[i].el, slots[i].status);
 	}
 	mutex_unlock(&pool->lock);
@@ -338,32 +372,19 @@ static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 		   const struct kfdpool_batch *b)
 {
+	const struct kfdpool_batch_kind *k;
 	struct kfdpool_batch_slot *slots;
-	bool owner_only = false;
 	char __user *uel;
 	u32 i = 0, n, done;
 	size_t ksize;
 	int err = 0;
 
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
-		ksize = sizeof(struct kfdpool_export);
-		owner_only = true;
-		break;
-	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
-		ksize = sizeof(struct kfdpool_revoke);
-		owner_only = true;
-		break;
-	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
-		ksize = sizeof(struct kfdpool_import);
-		break;
-	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
-		ksize = sizeof(struct kfdpool_release);
-		break;
-	default:
+	if (nr < _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH) ||
+	    nr > _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH))
 		return -ENOTTY;
-	}
-	if (owner_only && pf->mode != KFDPOOL_MODE_OWNER)
+	k = kfdpool_batch_kind(nr);
+	ksize = k->size;
+	if (k->owner && pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if (b->flags || b->pad || !b->count || b->count > KFDPOOL_BATCH_MAX ||
 	    b->elem_size < ksize || b->elem_size > KFDPOOL_ELEM_MAX)
@@ -393,30 +414,8 @@ long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
 	return i ? i : err;
 }
 
-long kfdpool_ioctl_export_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo)
+long kfdpool_ioctl_batch(struct file *file, unsigned int nr, void *data,
+			 struct kfdpool_fd_out *fdo)
 {
-	return kfdpool_batch(file->private_data,
-			     _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH), data);
-}
-
-long kfdpool_ioctl_revoke_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo)
-{
-	return kfdpool_batch(file->private_data,
-			     _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH), data);
-}
-
-long kfdpool_ioctl_import_batch(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo)
-{
-	return kfdpool_batch(file->private_data,
-			     _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH), data);
-}
-
-long kfdpool_ioctl_release_batch(struct file *file, void *data,
-				 struct kfdpool_fd_out *fdo)
-{
-	return kfdpool_batch(file->private_data,
-			     _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH), data);
+	return kfdpool_batch(file->private_data, nr, data);
 }

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Entries: PIN and UNPIN, the import counts of pool files that keep an
- * unpinned entry draining, and freeing entries.
- *
- * An entry is charged from its pin to its free: to the pool's limit and,
- * each dma-buf once, to the pool's user and the global figure (limits.c).
- * A foreign dma-buf's charge ends with its last entry; ALLOC's memory
- * stays charged until its dma-buf's release (hostmem.c).
+ * Entries: PIN, UNPIN, the import counts that keep an unpinned entry
+ * draining, and freeing entries.  An entry is charged from its pin to its
+ * free, to the pool's limit and (each dma-buf once) to the pool's user
+ * and the global figure.
  */
 #include <linux/dma-buf.h>
 #include <linux/sched.h>
@@ -15,7 +12,7 @@
 #include "kfdpool.h"
 
 /* What a dma-buf is charged as: ALLOC's memory is charged as itself. */
-const void *kfdpool_charge_obj(struct dma_buf *dmabuf)
+static const void *kfdpool_charge_obj(struct dma_buf *dmabuf)
 {
 	return kfdpool_is_hostmem(dmabuf) ? dmabuf->priv : dmabuf;
 }
@@ -33,59 +30,28 @@ static bool kfdpool_entry_less(struct rb_node *a, const struct rb_node *b)
 	       rb_entry(b, struct kfdpool_entry, node)->dmabuf;
 }
 
-/*
- * Make @entry, reserved in pool->entries and charged, a live entry;
- * pool->lock held.
- */
-static void kfdpool_entry_link(struct kfdpool_pool *pool,
-			       struct kfdpool_entry *entry)
-{
-	entry->state = KFDPOOL_ENTRY_LIVE;
-	rb_add(&entry->node, &pool->dmabufs, kfdpool_entry_less);
-	pool->reserved += entry->size;
-	pool->reserved_high = max(pool->reserved_high, pool->reserved);
-	pool->nr_entries++;
-}
-
 /**
- * kfdpool_entry_add_locked() - add ALLOC's entry, already charged
+ * kfdpool_entry_add_locked() - add a live entry
  * @pool: the pool
  * @entry: the entry, its dma-buf, size and cookie set
+ * @spares: for a pin, from kfdpool_charge_prepare(): the entry is charged
+ *	here, last; NULL for ALLOC's, charged already in pool->charging
  *
- * The bytes move from pool->charging to pool->reserved.  pool->lock held.
- *
- * Return: 0, -ENOSPC over the entry cap, or -ENOMEM.
+ * pool->lock held.  Return: 0, -EEXIST, -ENOSPC, -EDQUOT or -ENOMEM.
  */
 int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
-			     struct kfdpool_entry *entry)
+			     struct kfdpool_entry *entry,
+			     struct kfdpool_charge **spares)
 {
 	int ret;
 
-	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries))
-		return -ENOSPC;
-	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
-			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
-			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
-		return ret;
-	pool->charging -= entry->size;
-	kfdpool_entry_link(pool, entry);
-	return 0;
-}
-
-/* pool->lock held; @spares from kfdpool_charge_prepare(). */
-static int kfdpool_pin_locked(struct kfdpool_pool *pool,
-			      struct kfdpool_entry *entry,
-			      struct kfdpool_charge **spares)
-{
-	int ret;
-
-	if (rb_find(entry->dmabuf, &pool->dmabufs, kfdpool_dmabuf_cmp))
+	if (spares && rb_find(entry->dmabuf, &pool->dmabufs,
+			      kfdpool_dmabuf_cmp))
 		return -EEXIST;
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
-	    !kfdpool_pool_fits(pool, entry->size))
+	    (spares && !kfdpool_pool_fits(pool, entry->size)))
 		return -ENOSPC;
-	ret = kfdpool_persist_charge(pool, entry->size);
+	ret = spares ? kfdpool_persist_charge(pool, entry->size) : 0;
 	if (ret)
 		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
@@ -93,21 +59,31 @@ static int kfdpool_pin_locked(struct kfdpool_pool *pool,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err;
-	/* Last: it either charges every level or none. */
-	ret = kfdpool_charge(pool->user, kfdpool_charge_obj(entry->dmabuf),
-			     entry->size, 1, spares);
-	if (ret) {
-		xa_erase(&pool->entries, entry->id);
-		goto err;
+	if (spares) {
+		ret = kfdpool_charge(pool->user,
+				     kfdpool_charge_obj(entry->dmabuf),
+				     entry->size, 1, spares);
+		if (ret) {
+			xa_erase(&pool->entries, entry->id);
+			goto err;
+		}
+	} else {
+		pool->charging -= entry->size;
 	}
-	kfdpool_entry_link(pool, entry);
+	entry->state = KFDPOOL_ENTRY_LIVE;
+	rb_add(&entry->node, &pool->dmabufs, kfdpool_entry_less);
+	pool->reserved += entry->size;
+	pool->reserved_high = max(pool->reserved_high, pool->reserved);
+	pool->nr_entries++;
 	return 0;
 err:
-	kfdpool_persist_uncharge(pool, entry->size);
+	/* ALLOC's persistent bytes are its own to return. */
+	if (spares)
+		kfdpool_persist_uncharge(pool, entry->size);
 	return ret;
 }
 
-long kfdpool_ioctl_pin(struct file *file, void *data,
+long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 		       struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pin *args = data;
@@ -139,7 +115,7 @@ long kfdpool_ioctl_pin(struct file *file, void *data,
 	ret = kfdpool_lock(pf);
 	if (ret)
 		goto err;
-	ret = kfdpool_pin_locked(pool, entry, &spares);
+	ret = kfdpool_entry_add_locked(pool, entry, &spares);
 	/* Read under the lock: an UNPIN may free it once unlocked. */
 	if (!ret) {
 		args->entry_id = entry->id;
@@ -164,7 +140,8 @@ err:
 }
 
 /* Free @entry, whatever its records and holders; pool->lock held. */
-void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
+static void kfdpool_entry_free(struct kfdpool_pool *pool,
+			       struct kfdpool_entry *entry)
 {
 	xa_erase(&pool->entries, entry->id);
 	if (entry->state == KFDPOOL_ENTRY_LIVE) {
@@ -183,18 +160,14 @@ void kfdpool_entry_free(struct kfdpool_pool *pool, struct kfdpool_entry *entry)
 }
 
 /*
- * Unpin @entry: revoke its records, then free it, or leave it draining
- * while pool files hold imports of it.  An entry may have 2^20 records:
- * they are taken off it at once, then freed a batch per lock hold (the
- * entry is UNPINNING meanwhile).  pool->lock held.  Returns 1 if the entry
- * stays.
+ * Unpin @entry: revoke its records (freed a batch per lock hold), then
+ * free it, or leave it draining while files hold imports of it (return 1).
+ * pool->lock held.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked)
 {
 	u32 n = entry->nr_records, dead = entry->records;
-	struct kfdpool_rec *rec;
-	unsigned int i;
 
 	entry->records = 0;
 	entry->nr_records = 0;
@@ -210,11 +183,7 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 		*revoked = n;
 
 	while (dead) {
-		for (i = 0; i < KFDPOOL_TEARDOWN_BATCH && dead; i++) {
-			rec = kfdpool_rectab_slot(&pool->records, dead);
-			dead = rec->next;
-			kfdpool_rectab_put(&pool->records, rec);
-		}
+		kfdpool_recs_put(pool, &dead, KFDPOOL_TEARDOWN_BATCH);
 		if (dead) {
 			mutex_unlock(&pool->lock);
 			cond_resched();
@@ -244,7 +213,7 @@ void kfdpool_pin_undo(struct kfdpool_fd_out *fdo)
 	mutex_unlock(&pool->lock);
 }
 
-long kfdpool_ioctl_unpin(struct file *file, void *data,
+long kfdpool_ioctl_unpin(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_unpin *args = data;
@@ -270,13 +239,7 @@ long kfdpool_ioctl_unpin(struct file *file, void *data,
 	return ret;
 }
 
-/**
- * kfdpool_import_get() - count one more import of @entry by @pf
- * @pf: the importing pool file
- * @entry: a live entry of its pool
- *
- * pool->lock held.  Return: 0, -ENOMEM, or -EOVERFLOW past INT_MAX.
- */
+/* One more import of @entry by @pf: 0, -ENOMEM or -EOVERFLOW.  Locked. */
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry)
 {
 	struct kfdpool_pool *pool = pf->pool;
@@ -316,13 +279,7 @@ static void kfdpool_import_drop(struct kfdpool_file *pf, unsigned long id)
 		kfdpool_entry_free(pool, entry);
 }
 
-/**
- * kfdpool_import_put() - drop one import of entry @entry_id by @pf
- * @pf: the pool file
- * @entry_id: the entry
- *
- * pool->lock held.  Return: 0, or -ENOENT when @pf holds none.
- */
+/* One import of entry @entry_id by @pf less: 0 or -ENOENT.  Locked. */
 int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id)
 {
 	void *v = xa_load(&pf->imports, entry_id);
@@ -339,8 +296,7 @@ int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id)
 
 /*
  * @pf is closing: drop its imports, a batch per lock hold.  pool->lock
- * held; the pool may end while it is dropped, and then nothing is left
- * to drop.
+ * held; if the pool ends while it is dropped, nothing is left to drop.
  */
 void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 {
@@ -361,9 +317,8 @@ void kfdpool_file_drop_imports(struct kfdpool_file *pf)
 }
 
 /*
- * The pool ends: free its records (the whole table at once) and every
- * entry, whatever imports count.  pool->lock held, dropped between
- * batches: everybody else sees the pool ended.
+ * The pool ends: free its records and every entry, whatever imports count.
+ * pool->lock held, dropped between batches: others see the pool ended.
  */
 void kfdpool_pool_free_entries(struct kfdpool_pool *pool)
 {

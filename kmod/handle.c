@@ -1,32 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pool handles: a pool exported as 64 bytes that any process may present
- * on /dev/kfdpool to get an import fd, without passing fds around.
- *
- * A handle holds the pool's id, an access policy (the exporter's uid, a
- * group, or, where the administrator allows it, anyone) and a 128-bit
- * secret.  The secret is a MAC under the pool's handle key (two independent
- * SipHash-2-4 keys, 256 bits in all, one per 64-bit half of the secret) of
- * the handle's fields and of the kernel-wide id the policy admits: the
- * exporter's kuid, or the group's kgid.  Nothing is stored per handle:
- * handles of many policies coexist, import recomputes the MAC, and a new
- * key (HANDLE_ROTATE) kills every handle given out before.  The policy and
- * ids are inside the MAC, so a holder cannot widen a handle's policy or
- * retarget it at another user or group.
- *
- * User namespaces.  The uid and gid fields are the numbers the exporter's
- * own user namespace gives them (the exporter sees its own numbering;
- * nobody is shown a host id), and they only say what the exporter chose:
- * admission goes by kernel-wide ids, which the handle does not contain.
- * The importing kernel recomputes the MAC with the caller's own kuid (UID
- * policy) or with each of the caller's kgids (GID policy: its egid and
- * supplementary groups, as in_egroup_p() would), so it admits exactly the
- * exporter's user or the group's members, however their namespaces number
- * them: root of a container whose root is uid 100000 on the host is that
- * user here, and the same user in two namespaces is the same user. *
- * Owner handles of persistent pools are made and checked the same way,
- * with a magic of their own and the UID policy of the pool's user only:
- * they adopt the pool (persist.c) and never import it.
+ * Pool handles: 64 bytes a process presents on /dev/kfdpool for an import
+ * fd.  The secret is a MAC, under the pool's two SipHash keys, of the
+ * handle's fields and of the kernel id its policy admits (the exporter's
+ * kuid, a kgid, or none).  Nothing is stored per handle: import recomputes
+ * the MAC with the caller's own ids, whatever namespace numbers them, and
+ * HANDLE_ROTATE's new key kills every handle given out.  Owner handles of
+ * persistent pools are made the same way, with a magic of their own and
+ * the UID policy of the pool's user only: they adopt (persist.c), never
+ * import.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -40,7 +22,6 @@
 #include "kfdpool.h"
 
 #define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
-/* An owner handle: adopts a persistent pool (persist.c), never imports. */
 #define KFDPOOL_OWNER_HANDLE_MAGIC	0x6b66704f	/* "Opfk" */
 #define KFDPOOL_SECRET_LEN	16
 
@@ -52,39 +33,22 @@ struct kfdpool_handle_fmt {
 	u32 gid;
 	u32 uid;
 	u8 secret[KFDPOOL_SECRET_LEN];
-	u8 pad[16];
+	u32 serial;
+	u8 pad[12];
 };
 
 static_assert(sizeof(struct kfdpool_handle_fmt) == KFDPOOL_HANDLE_SIZE);
 
-/* Tweaks of the two halves of the secret ("kfdpool handle 0/1" in spirit). */
+/* Tell the two halves of the secret apart. */
 #define KFDPOOL_HANDLE_TWEAK0	0x6b667068616e6430ULL
 #define KFDPOOL_HANDLE_TWEAK1	0x6b667068616e6431ULL
 
-/* The admitted id of a policy that admits no particular id (ANY). */
+/* The id a policy that admits anyone admits. */
 #define KFDPOOL_HANDLE_KID_NONE	((u32)-1)
 
-/**
- * struct kfdpool_handle_msg - what the secret of a handle is a MAC of
- * @id: the pool's id
- * @magic: KFDPOOL_HANDLE_MAGIC
- * @policy: KFDPOOL_HANDLE_POLICY_*
- * @gid: the handle's gid field, as the exporter's namespace numbers it
- * @uid: the handle's uid field, as the exporter's namespace numbers it
- * @kid: the kernel-wide id the policy admits: a kuid (UID), a kgid (GID),
- *	or KFDPOOL_HANDLE_KID_NONE (ANY); never in the handle itself
- * @zero: 0
- * @tweak: tells the two halves of the secret apart
- *
- * Every member is 64- or 32-bit and naturally aligned, so the struct has no
- * holes and siphash() may read it whole.
- */
+/* What a secret is a MAC of: the handle's first 32 bytes, and more. */
 struct kfdpool_handle_msg {
-	u64 id[2];
-	u32 magic;
-	u32 policy;
-	u32 gid;
-	u32 uid;
+	u8 fields[32];
 	u32 kid;
 	u32 zero;
 	u64 tweak;
@@ -99,24 +63,17 @@ static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
 	mutex_unlock(&pool->lock);
 }
 
-/* The secret of handle @h (its fields but the secret) admitting @kid. */
+/* The secret of handle @h admitting @kid. */
 static void kfdpool_handle_mac(const siphash_key_t key[2],
 			       const struct kfdpool_handle_fmt *h, u32 kid,
 			       u8 secret[KFDPOOL_SECRET_LEN])
 {
-	struct kfdpool_handle_msg msg = {};
+	struct kfdpool_handle_msg msg = { .kid = kid };
 	u64 half[2];
 
-	BUILD_BUG_ON(sizeof(msg) != 48);
-	BUILD_BUG_ON(sizeof(half) != KFDPOOL_SECRET_LEN);
-	BUILD_BUG_ON(sizeof(msg.id) != KFDPOOL_ID_LEN);
-
-	memcpy(msg.id, h->pool_id, sizeof(msg.id));
-	msg.magic = h->magic;
-	msg.policy = h->policy;
-	msg.gid = h->gid;
-	msg.uid = h->uid;
-	msg.kid = kid;
+	BUILD_BUG_ON(offsetof(struct kfdpool_handle_fmt, secret) !=
+		     sizeof(msg.fields));
+	memcpy(msg.fields, h, sizeof(msg.fields));
 	msg.tweak = KFDPOOL_HANDLE_TWEAK0;
 	half[0] = siphash(&msg, sizeof(msg), &key[0]);
 	msg.tweak = KFDPOOL_HANDLE_TWEAK1;
@@ -138,18 +95,14 @@ static bool kfdpool_handle_mac_ok(const siphash_key_t key[2],
 	return ok;
 }
 
-/* Field checks shared by export and import: -EINVAL on a bad value. */
-static int kfdpool_handle_policy_check(u32 policy, u32 gid)
+/* A known policy, and a gid only under the GID policy. */
+static bool kfdpool_handle_policy_ok(u32 policy, u32 gid)
 {
-	if (policy > KFDPOOL_HANDLE_POLICY_ANY)
-		return -EINVAL;
-	/* A gid means something only under the GID policy. */
-	if (gid && policy != KFDPOOL_HANDLE_POLICY_GID)
-		return -EINVAL;
-	return 0;
+	return policy <= KFDPOOL_HANDLE_POLICY_ANY &&
+	       (!gid || policy == KFDPOOL_HANDLE_POLICY_GID);
 }
 
-long kfdpool_ioctl_handle_export(struct file *file, void *data,
+long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_handle_export *args = data;
@@ -163,24 +116,18 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	u32 kid = __kuid_val(kuid);
 	bool owner = args->flags & KFDPOOL_HANDLE_EXPORT_OWNER;
 	siphash_key_t key[2];
-	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if ((args->flags & ~KFDPOOL_HANDLE_EXPORT_OWNER) || args->pad)
+	if ((args->flags & ~KFDPOOL_HANDLE_EXPORT_OWNER) || args->pad ||
+	    !kfdpool_handle_policy_ok(policy, gid) ||
+	    (owner && policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
-	ret = kfdpool_handle_policy_check(policy, gid);
-	if (ret)
-		return ret;
 	/* An owner handle admits the pool's own user, and only that user. */
-	if (owner) {
-		if (policy != KFDPOOL_HANDLE_POLICY_UID)
-			return -EINVAL;
-		if (!(pool->flags & KFDPOOL_POOL_PERSIST))
-			return -EOPNOTSUPP;
-		if (!uid_eq(kuid, pool->uid))
-			return -EPERM;
-	}
+	if (owner && !(pool->flags & KFDPOOL_POOL_PERSIST))
+		return -EOPNOTSUPP;
+	if (owner && !uid_eq(kuid, pool->uid))
+		return -EPERM;
 	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
 		kgid_t kgid = make_kgid(ns, gid);
 
@@ -201,6 +148,7 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	h->gid = gid;
 	/* Our own euid is always mapped in our own namespace. */
 	h->uid = from_kuid(ns, kuid);
+	h->serial = pool->serial;
 
 	kfdpool_handle_key_get(pool, key);
 	kfdpool_handle_mac(key, h, kid, h->secret);
@@ -209,7 +157,7 @@ long kfdpool_ioctl_handle_export(struct file *file, void *data,
 	return 0;
 }
 
-long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
+long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_handle_rotate *args = data;
@@ -230,11 +178,7 @@ long kfdpool_ioctl_handle_rotate(struct file *file, void *data,
 	return 0;
 }
 
-/*
- * Is @h a handle the kernel made for the pool of @key, and does its policy
- * admit the caller?  No lock held: a GID caller with many groups costs
- * only itself.
- */
+/* Does @h, made under @key, admit the caller?  No lock held. */
 static bool kfdpool_handle_admits(const siphash_key_t key[2],
 				  const struct kfdpool_handle_fmt *h)
 {
@@ -265,14 +209,12 @@ static bool kfdpool_handle_admits(const siphash_key_t key[2],
 /**
  * kfdpool_handle_resolve() - the pool a handle names, if it admits the caller
  * @uh: the handle
- * @owner: an owner handle (KFDPOOL_HANDLE_EXPORT_OWNER) is wanted, else an
- *	import handle
- * @poolp: returns the pool, with a reference
+ * @owner: an owner handle is wanted, else an import handle
+ * @poolp: returns the pool, referenced
  *
  * Return: 0; -EINVAL for bytes no handle of that kind has, -EPERM for an
- * ANY handle where they are off, -ENOENT when no such pool exists, or
- * -EACCES when the handle was not made for the pool or does not admit the
- * caller.
+ * ANY handle where they are off, -ENOENT for no such pool, -EACCES for a
+ * handle not made for the pool or that does not admit the caller.
  */
 int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 			   struct kfdpool_pool **poolp)
@@ -281,23 +223,20 @@ int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 	struct kfdpool_pool *pool;
 	siphash_key_t key[2];
 	bool admitted = false;
-	int ret;
 
 	memcpy(h, uh->data, sizeof(*h));
-	if (!kfdpool_mem_is_zero(h->pad, sizeof(h->pad)) ||
+	if (memchr_inv(h->pad, 0, sizeof(h->pad)) ||
 	    h->magic != (owner ? KFDPOOL_OWNER_HANDLE_MAGIC :
 			 KFDPOOL_HANDLE_MAGIC) ||
+	    !kfdpool_handle_policy_ok(h->policy, h->gid) ||
 	    (owner && h->policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
-	ret = kfdpool_handle_policy_check(h->policy, h->gid);
-	if (ret)
-		return ret;
 	/* Bearer tokens are off: every ANY handle given out stops working. */
 	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY &&
 	    !READ_ONCE(kfdpool_allow_any_handles))
 		return -EPERM;
 
-	pool = kfdpool_pool_find_id(h->pool_id);
+	pool = kfdpool_pool_find(h->serial, h->pool_id);
 	if (!pool)
 		return -ENOENT;
 
@@ -316,8 +255,8 @@ int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 	return 0;
 }
 
-long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
-				      struct kfdpool_fd_out *fdo)
+long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
+				      void *data, struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_import_handle *args = data;
 	struct kfdpool_pool *pool;
@@ -328,12 +267,11 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, void *data,
 	ret = kfdpool_handle_resolve(&args->handle, false, &pool);
 	if (ret)
 		return ret;
-	/* The new file takes its own pool reference. */
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
 				   offsetof(struct kfdpool_pool_import_handle,
 					    fd));
 	if (!ret)
 		args->fd = -1;
-	kfdpool_pool_put(pool);
+	kfdpool_pool_put(pool);	/* the file holds its own */
 	return ret;
 }

@@ -1,26 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host memory from the module itself: KFDPOOL_IOC_ALLOC.
- *
- * A buffer is a shmem file whose pages are all allocated, in the caller's
- * context, before the call returns, so that running out of memory is an
- * errno here rather than SIGBUS or the OOM killer at some later fault.
- * The buffer holds a reference on each folio and keeps them unevictable
- * until the dma-buf is released.  Its mmap() hands the vma to the shmem
- * file (as i915 does for its shmem objects): a mapping holds ordinary
- * page-cache pages, which get_user_pages() accepts, where udmabuf, the
- * system heap and drm_gem_shmem map with VM_PFNMAP.  A mapping holds the
- * shmem file, not the dma-buf, and outlives it as a memfd mapping would.
- *
- * Accounting: the pages are charged to the caller's memory cgroup as they
- * are allocated; before any is, ALLOC charges the pool's limit, the pool's
- * user and the global figure, and RLIMIT_MEMLOCK of the pool's creator
- * (unless it had CAP_IPC_LOCK) in user_struct.locked_vm, as io_uring's
- * registered buffers are.  The memory's own charges are returned by the
- * dma-buf's release, whoever holds it last; the entry's as any entry's.
- *
- * Locking: kfdpool_hostmem.lock protects the attachment list and vaddr.
- * It nests inside the dma-buf's reservation lock.
+ * Host memory from the module: KFDPOOL_IOC_ALLOC.  A shmem file whose
+ * pages are all allocated, in the caller's context and memory cgroup,
+ * before the call returns: running out is an errno here, not SIGBUS or the
+ * OOM killer at a later fault.  The buffer holds every folio, unevictable,
+ * until the dma-buf's release, which returns its charges (RLIMIT_MEMLOCK,
+ * the user's and the global figure).  mmap() hands the vma to the shmem
+ * file, as i915 does, so mappings hold ordinary page-cache pages.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -41,25 +27,22 @@
 #include "kfdpool.h"
 
 /*
- * Pages fail (-ENOMEM) rather than invoke the OOM killer, globally and in
- * the memory cgroup (try_charge_memcg() gives up on __GFP_RETRY_MAYFAIL),
- * and silently: a failed ALLOC is an errno, not a kernel warning.  Not
- * __GFP_MOVABLE: the buffer holds them for its life, so they could not
- * move anyway and would only pin down movable blocks.
+ * Fail rather than OOM-kill, in the memcg too (try_charge_memcg() gives up
+ * on __GFP_RETRY_MAYFAIL), and quietly.  Not movable: they are held.
  */
 #define KFDPOOL_HOSTMEM_GFP	(GFP_HIGHUSER | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 /**
  * struct kfdpool_hostmem - the memory behind one ALLOC'd dma-buf
- * @shmem: the shmem file holding the pages
- * @pages: every page of the buffer, in order (constant once populated)
+ * @shmem: the shmem file
+ * @pages: its pages, in order
  * @size: bytes
  * @npages: pages
- * @npopulated: pages in @pages whose folio the buffer holds a reference on
+ * @npopulated: pages whose folio the buffer holds
  * @lock: protects @attachments and @vaddr
  * @attachments: struct kfdpool_hostmem_attachment.node
- * @vaddr: the kernel mapping made by vmap, or NULL
- * @user: charged for the memory (its own charge, besides the entry's)
+ * @vaddr: the vmap, or NULL
+ * @user: charged for the memory until the release
  * @locked_user: charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
@@ -68,7 +51,7 @@ struct kfdpool_hostmem {
 	u64 size;
 	pgoff_t npages;
 	pgoff_t npopulated;
-	struct mutex lock;	/* see the kernel-doc above */
+	struct mutex lock;	/* nests inside the reservation lock */
 	struct list_head attachments;
 	void *vaddr;
 	struct kfdpool_user *user;
@@ -78,7 +61,7 @@ struct kfdpool_hostmem {
 /**
  * struct kfdpool_hostmem_attachment - one importer device
  * @dev: the device
- * @sgt: the buffer's pages, DMA-mapped for @dev while @mapped
+ * @sgt: the pages, DMA-mapped for @dev while @mapped
  * @node: in kfdpool_hostmem.attachments
  * @mapped: between map_dma_buf and unmap_dma_buf
  */
@@ -104,7 +87,7 @@ static struct folio *kfdpool_shmem_folio(struct address_space *mapping,
 
 static void kfdpool_hostmem_release_batch(struct folio_batch *fbatch)
 {
-	/* Pages a mapping keeps after us become reclaimable again. */
+	/* What a mapping keeps after us is reclaimable again. */
 	check_move_unevictable_folios(fbatch);
 	folio_batch_release(fbatch);
 	cond_resched();
@@ -132,17 +115,13 @@ static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
 	hm->npopulated = 0;
 }
 
-/*
- * Allocate every page, charging each to the caller's memory cgroup.  A
- * fatal signal stops it (a dying task need not finish a gigabyte).
- */
+/* Allocate every page; a fatal signal stops it. */
 static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 {
 	struct address_space *mapping = hm->shmem->f_mapping;
 	struct folio *folio;
 	pgoff_t i = 0, end;
 
-	/* Also what shmem uses for any later page of this file. */
 	mapping_set_gfp_mask(mapping, KFDPOOL_HOSTMEM_GFP);
 	mapping_set_unevictable(mapping);
 	while (i < hm->npages) {
@@ -151,11 +130,7 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 		folio = kfdpool_shmem_folio(mapping, i);
 		if (IS_ERR(folio))
 			return PTR_ERR(folio);
-		/*
-		 * shmem leaves a new folio clean, and reclaim may drop a clean
-		 * one once a mapping outlives the buffer: what a device or
-		 * vmap wrote would read back as zeroes.
-		 */
+		/* Reclaim could drop a clean one a mapping outlived us in. */
 		folio_mark_dirty(folio);
 		end = min_t(pgoff_t, hm->npages,
 			    folio->index + folio_nr_pages(folio));
@@ -189,25 +164,7 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 	kfree(hm);
 }
 
-/* An empty buffer of @size bytes (a page multiple): nothing charged yet. */
-static struct kfdpool_hostmem *kfdpool_hostmem_new(u64 size)
-{
-	struct kfdpool_hostmem *hm;
-
-	hm = kzalloc(sizeof(*hm), GFP_KERNEL_ACCOUNT);
-	if (!hm)
-		return NULL;
-	mutex_init(&hm->lock);
-	INIT_LIST_HEAD(&hm->attachments);
-	hm->size = size;
-	hm->npages = size >> PAGE_SHIFT;
-	return hm;
-}
-
-/*
- * Give @hm its shmem file and allocate every page.  On failure what was
- * made stays in @hm for kfdpool_hostmem_free().
- */
+/* Give @hm its shmem file and pages; on failure kfdpool_hostmem_free(). */
 static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 {
 	struct file *shmem;
@@ -218,10 +175,7 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 			     __GFP_NOWARN);
 	if (!hm->pages)
 		return -ENOMEM;
-	/*
-	 * Not VM_NORESERVE: strict overcommit refuses the whole size here.
-	 * (6.1 does not export shmem_kernel_file_setup().)
-	 */
+	/* Not VM_NORESERVE: strict overcommit refuses the size here. */
 	shmem = shmem_file_setup("kfdpool", hm->size, 0);
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
@@ -310,43 +264,41 @@ static void kfdpool_hostmem_unmap(struct dma_buf_attachment *attach,
 	dma_unmap_sgtable(a->dev, sgt, dir, 0);
 }
 
-static int kfdpool_hostmem_begin_cpu(struct dma_buf *dmabuf,
-				     enum dma_data_direction dir)
+/* CPU access begins (@cpu) or ends: sync the vmap and mapped devices. */
+static int kfdpool_hostmem_sync(struct dma_buf *dmabuf,
+				enum dma_data_direction dir, bool cpu)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 	struct kfdpool_hostmem_attachment *a;
 
 	mutex_lock(&hm->lock);
-	if (hm->vaddr)
+	if (hm->vaddr && cpu)
 		invalidate_kernel_vmap_range(hm->vaddr, hm->size);
-	list_for_each_entry(a, &hm->attachments, node)
-		if (a->mapped)
+	else if (hm->vaddr)
+		flush_kernel_vmap_range(hm->vaddr, hm->size);
+	list_for_each_entry(a, &hm->attachments, node) {
+		if (a->mapped && cpu)
 			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+		else if (a->mapped)
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+	}
 	mutex_unlock(&hm->lock);
 	return 0;
+}
+
+static int kfdpool_hostmem_begin_cpu(struct dma_buf *dmabuf,
+				     enum dma_data_direction dir)
+{
+	return kfdpool_hostmem_sync(dmabuf, dir, true);
 }
 
 static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 				   enum dma_data_direction dir)
 {
-	struct kfdpool_hostmem *hm = dmabuf->priv;
-	struct kfdpool_hostmem_attachment *a;
-
-	mutex_lock(&hm->lock);
-	if (hm->vaddr)
-		flush_kernel_vmap_range(hm->vaddr, hm->size);
-	list_for_each_entry(a, &hm->attachments, node)
-		if (a->mapped)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
-	mutex_unlock(&hm->lock);
-	return 0;
+	return kfdpool_hostmem_sync(dmabuf, dir, false);
 }
 
-/*
- * The vma becomes a mapping of the shmem file, with shmem's vm_ops: the
- * core checked the range against the dma-buf's size, and mmap_region()
- * expects ->mmap() to swap vm_file (vma_set_file() drops the dma-buf file).
- */
+/* The vma becomes the shmem file's (the core checked its range). */
 static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 				struct vm_area_struct *vma)
 {
@@ -414,27 +366,14 @@ static const struct dma_buf_ops kfdpool_hostmem_ops = {
 	.release = kfdpool_hostmem_release,
 };
 
-/* Export @hm; on success the dma-buf owns it (release frees it). */
-static struct dma_buf *kfdpool_hostmem_export(struct kfdpool_hostmem *hm)
-{
-	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
-
-	exp_info.ops = &kfdpool_hostmem_ops;
-	exp_info.size = hm->size;
-	exp_info.flags = O_RDWR;
-	exp_info.priv = hm;
-	return dma_buf_export(&exp_info);
-}
-
 bool kfdpool_is_hostmem(struct dma_buf *dmabuf)
 {
 	return dmabuf->ops == &kfdpool_hostmem_ops;
 }
 
 /*
- * Would @npages pages surely fail?  Above the machine's memory, above what
- * the kernel estimates it can make available, or above the memory.max of
- * the caller's memory cgroup or an ancestor: no reclaim makes room.
+ * Can @npages pages fit at all: in the machine's memory, in what it can
+ * make available, and under the memory.max of the caller's cgroups?
  */
 static bool kfdpool_hostmem_fits(unsigned long npages)
 {
@@ -466,10 +405,10 @@ static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
 }
 
 /*
- * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, then the
- * pool's limit (in pool->charging until the entry is added) and, once for
- * the entry and once for @hm itself, the pool's user and the global
- * figure.  @hm's charges go with kfdpool_hostmem_free().
+ * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, the pool's
+ * limit (pool->charging until the entry is added), and the pool's user and
+ * the global figure for the entry and for @hm itself; what @hm holds goes
+ * with kfdpool_hostmem_free().
  */
 static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 				  struct kfdpool_hostmem *hm,
@@ -523,15 +462,16 @@ static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
  * all, the charges, the pages, the export, the entry.  A failure undoes
  * the steps before it.
  */
-long kfdpool_ioctl_alloc(struct file *file, void *data,
+long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_alloc *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_charge *spares = NULL;
-	struct kfdpool_entry *entry = NULL;
-	struct kfdpool_hostmem *hm = NULL;
+	struct kfdpool_charge *spares;
+	struct kfdpool_entry *entry;
+	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+	struct kfdpool_hostmem *hm;
 	struct dma_buf *dmabuf;
 	int ret;
 
@@ -543,11 +483,17 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	if (!kfdpool_hostmem_fits(args->size >> PAGE_SHIFT))
 		return -ENOMEM;
 
+	hm = kzalloc(sizeof(*hm), GFP_KERNEL_ACCOUNT);
+	if (!hm)
+		return -ENOMEM;
+	mutex_init(&hm->lock);
+	INIT_LIST_HEAD(&hm->attachments);
+	hm->size = args->size;
+	hm->npages = args->size >> PAGE_SHIFT;
 	ret = -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	hm = kfdpool_hostmem_new(args->size);
 	spares = kfdpool_charge_prepare(pool->user);
-	if (!entry || !hm || !spares)
+	if (!entry || !spares)
 		goto err_free;
 	ret = kfdpool_hostmem_charge(pf, hm, &spares);
 	if (ret)
@@ -555,7 +501,11 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	ret = kfdpool_hostmem_fill(hm);
 	if (ret)
 		goto err_unreserve;
-	dmabuf = kfdpool_hostmem_export(hm);
+	exp_info.ops = &kfdpool_hostmem_ops;
+	exp_info.size = hm->size;
+	exp_info.flags = O_RDWR;
+	exp_info.priv = hm;
+	dmabuf = dma_buf_export(&exp_info);
 	if (IS_ERR(dmabuf)) {
 		ret = PTR_ERR(dmabuf);
 		goto err_unreserve;
@@ -568,7 +518,7 @@ long kfdpool_ioctl_alloc(struct file *file, void *data,
 	entry->cookie = args->cookie;
 	ret = kfdpool_lock(pf);
 	if (!ret) {
-		ret = kfdpool_entry_add_locked(pool, entry);
+		ret = kfdpool_entry_add_locked(pool, entry, NULL);
 		/* Read under the lock: an UNPIN may free it once unlocked. */
 		args->entry_id = entry->id;
 		mutex_unlock(&pool->lock);

@@ -1,20 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What the module charges, and to whom: pinned bytes against global_limit
- * and user_limit, live records against max_user_records.
- *
- * A user is a euid at one user-namespace level, as ucounts count users: a
- * user of namespace N is charged at N's level and again, as N's owner, at
- * the parent's level, up to the initial namespace, so that creating
- * namespaces mints no fresh quota.  Neither 6.1 nor 6.12 exports the
- * ucounts functions to modules, hence this chain of our own.
- *
- * Bytes are charged per object (a dma-buf, or ALLOC's memory) once per
- * level, however many entries of the level's pools hold it: a level keeps
- * its charged objects in an rbtree with a count of holders.  The global
- * figure is one more level.  A charge checks every level before it
- * changes any, and its tree nodes are allocated beforehand, outside every
- * lock: it charges every level or none.
+ * Pinned bytes against global_limit and user_limit, live records against
+ * max_user_records.  A user is a euid at one user-namespace level, as
+ * ucounts count them (no ucounts function is exported to modules): it is
+ * charged at its level and, as its namespace's owner, at each level up,
+ * so a namespace mints no fresh quota.  A level charges an object (a
+ * dma-buf, or ALLOC's memory) once, however many entries hold it.  A
+ * charge checks every level, then charges each from tree nodes allocated
+ * beforehand: it cannot fail half-way.
  */
 #include <linux/hashtable.h>
 #include <linux/refcount.h>
@@ -25,11 +18,7 @@
 
 #include "kfdpool.h"
 
-/**
- * struct kfdpool_level - what is charged at one level
- * @charges: struct kfdpool_charge by object
- * @pinned: bytes of those objects
- */
+/* What is charged at one level: the objects, and their bytes. */
 struct kfdpool_level {
 	struct rb_root charges;
 	u64 pinned;
@@ -38,12 +27,11 @@ struct kfdpool_level {
 /**
  * struct kfdpool_user - one euid at one user-namespace level
  * @hnode: in kfdpool_users
- * @ns: the namespace; the user holds a reference
+ * @ns: the namespace, referenced
  * @uid: the euid
- * @parent: the level above, (@ns->parent, @ns->owner), with a reference;
- *	NULL in the initial namespace
- * @ref: pools and ALLOC buffers of the user, and users of the level below
- * @lvl: bytes charged here, under kfdpool_charge_lock
+ * @parent: the level above, (@ns->parent, @ns->owner), referenced
+ * @ref: pools, ALLOC buffers and users of the level below
+ * @lvl: what is charged here, under kfdpool_charge_lock
  * @records: live records charged here
  * @persistent: persistent pools charged here, under kfdpool_charge_lock
  * @persistent_bytes: bytes of their entries, under kfdpool_charge_lock
@@ -63,10 +51,10 @@ struct kfdpool_user {
 /**
  * struct kfdpool_charge - one object charged at one level
  * @node: in its level's tree
- * @obj: the object; only its identity is used
+ * @obj: the object's identity
  * @size: its bytes
  * @refs: holders at this level
- * @next: the next spare, while on a list of spares
+ * @next: the next spare, on a list of spares
  */
 struct kfdpool_charge {
 	struct rb_node node;
@@ -78,7 +66,7 @@ struct kfdpool_charge {
 	};
 };
 
-/* Users by (namespace, euid); their @parent and @ref. */
+/* Users by (namespace, euid), and their references. */
 static DEFINE_MUTEX(kfdpool_users_lock);
 static DEFINE_HASHTABLE(kfdpool_users, 8);
 
@@ -104,7 +92,7 @@ static struct kfdpool_user *kfdpool_user_find(const struct user_namespace *ns,
 	return NULL;
 }
 
-/* Drop a reference to @u and to the levels above it that it held last. */
+/* Drop a reference to @u, and to each level above that it held last. */
 static void kfdpool_user_put_locked(struct kfdpool_user *u)
 {
 	struct kfdpool_user *parent;
@@ -119,14 +107,9 @@ static void kfdpool_user_put_locked(struct kfdpool_user *u)
 	}
 }
 
-/**
- * kfdpool_user_get() - the user @uid of namespace @ns, with a reference
- * @ns: a namespace the caller keeps alive
- * @uid: the euid
- *
- * Finds or makes each level from the initial namespace's down to @ns's.
- *
- * Return: the user, or NULL without memory.
+/*
+ * The user @uid of namespace @ns, referenced, or NULL without memory:
+ * each level found or made from the initial namespace's down.
  */
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid)
 {
@@ -179,18 +162,12 @@ void kfdpool_user_put(struct kfdpool_user *u)
 	mutex_unlock(&kfdpool_users_lock);
 }
 
-/**
- * kfdpool_charge_prepare() - the tree nodes a charge of @u may need
- * @u: the user
- *
- * Return: a list of spares for kfdpool_charge(), or NULL without memory.
- */
+/* The tree nodes a charge of @u may need: one per level, and global. */
 struct kfdpool_charge *kfdpool_charge_prepare(struct kfdpool_user *u)
 {
 	struct kfdpool_charge *head = NULL, *c;
 	int i;
 
-	/* One per user level and one global. */
 	for (i = 0; i < u->ns->level + 2; i++) {
 		c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 		if (!c) {
@@ -274,13 +251,12 @@ static void kfdpool_level_put(struct kfdpool_level *lvl, const void *obj)
 }
 
 /**
- * kfdpool_charge() - charge @size bytes of @obj to @u's levels and the
- *	global figure, once per object at each level
+ * kfdpool_charge() - charge @obj to @u's levels and the global figure
  * @u: the user
  * @obj: the object's identity; every charge of it has the same @size
- * @size: its bytes
- * @refs: holders this charge stands for; kfdpool_uncharge() returns one
- * @spares: from kfdpool_charge_prepare(); what is used is taken off
+ * @size: its bytes, charged at a level that has none of it yet
+ * @refs: holders this stands for; kfdpool_uncharge() returns one
+ * @spares: from kfdpool_charge_prepare(); those used are taken off
  *
  * Return: 0, or -ENOSPC over global_limit or -EDQUOT over user_limit at
  * some level, nothing charged.
@@ -322,12 +298,7 @@ void kfdpool_uncharge(struct kfdpool_user *u, const void *obj)
 	spin_unlock(&kfdpool_charge_lock);
 }
 
-/**
- * kfdpool_records_charge() - charge one live record to @u at every level
- * @u: the pool's user
- *
- * Return: 0, or -EDQUOT when a level holds max_user_records already.
- */
+/* Charge a live record to @u at every level: 0, or -EDQUOT at the cap. */
 int kfdpool_records_charge(struct kfdpool_user *u)
 {
 	long cap = READ_ONCE(kfdpool_max_user_records);

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * POOL_LIST on the control device: the pools the caller may see, a page at
- * a time, for monitors.  A page is read under kfdpool_pools_lock into a
- * kernel buffer, then copied out unlocked.  The cursor is a pool's serial,
- * which only grows until it wraps at 2^32 pools: a pool that lives through
- * a whole listing is listed exactly once.  One call looks at a bounded
- * number of pools, visible or not, so that the lock is not held for a
- * listing of every user's pools.
+ * Listing pools: POOL_LIST for monitors, and debugfs for root (a debugging
+ * aid, not an interface).  POOL_LIST's cursor is a pool's serial, which
+ * only grows until it wraps at 2^32: a pool that lives through a listing
+ * is listed once.  A call looks at a bounded number of pools under
+ * kfdpool_pools_lock and copies them out after.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
@@ -41,6 +41,7 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->draining_entries = pool->nr_draining;
 	info->records = pool->nr_records;
 	info->import_fds = pool->nr_import_fds;
+	info->serial = pool->serial;
 	info->flags = pool->flags;
 	info->owner_fds = pool->nr_owners;
 	info->age_ns = ktime_get_boottime_ns() - pool->created;
@@ -76,7 +77,7 @@ static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 	return n;
 }
 
-long kfdpool_ioctl_pool_list(struct file *file, void *data,
+long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 			     struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_list *args = data;
@@ -121,4 +122,60 @@ long kfdpool_ioctl_pool_list(struct file *file, void *data,
 	args->next_cursor = next;
 	args->scope = all ? KFDPOOL_POOL_LIST_ALL : KFDPOOL_POOL_LIST_OWN;
 	return 0;
+}
+
+static struct dentry *kfdpool_debugfs_dir;
+
+static int kfdpool_pools_show(struct seq_file *m, void *unused)
+{
+	struct kfdpool_pool *pool;
+	unsigned long idx;
+
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages persistent owner_fds age_s\n");
+	mutex_lock(&kfdpool_pools_lock);
+	xa_for_each(&kfdpool_pools, idx, pool) {
+		mutex_lock(&pool->lock);
+		if (!pool->ended)
+			seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %u %llu\n",
+				   KFDPOOL_ID_LEN, pool->id,
+				   pool->name[0] ? pool->name : "-",
+				   kfdpool_owner_pid(pool),
+				   from_kuid_munged(seq_user_ns(m), pool->uid),
+				   pool->limit, pool->reserved,
+				   pool->reserved_high, pool->used,
+				   pool->used_high, pool->draining,
+				   pool->nr_entries, pool->nr_records,
+				   pool->nr_import_fds, pool->imported,
+				   pool->records.nr_pages,
+				   !!(pool->flags & KFDPOOL_POOL_PERSIST),
+				   pool->nr_owners,
+				   div_u64(ktime_get_boottime_ns() -
+					   pool->created, NSEC_PER_SEC));
+		mutex_unlock(&pool->lock);
+	}
+	mutex_unlock(&kfdpool_pools_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
+
+static int kfdpool_users_dbg_show(struct seq_file *m, void *unused)
+{
+	kfdpool_users_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_users_dbg);
+
+void kfdpool_debugfs_init(void)
+{
+	/* debugfs is for observation only: failures are not errors. */
+	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
+	debugfs_create_file("pools", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_pools_fops);
+	debugfs_create_file("users", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_users_dbg_fops);
+}
+
+void kfdpool_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kfdpool_debugfs_dir);
 }

@@ -99,7 +99,7 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	if (ret)
 		return ret;
 	kfdpool_fd_out_init(&fdo);
-	ret = desc->handler(file, kdata, &fdo);
+	ret = desc->handler(file, idx, kdata, &fdo);
 	if (ret < 0)
 		return ret;
 	/* The fd goes live only once everything else reached the caller. */
@@ -110,12 +110,6 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	fd = kfdpool_fd_commit(&fdo, fdo.file ?
 			       (int __user *)(uarg + fdo.fd_off) : NULL);
 	return fd < 0 ? fd : ret;
-}
-
-void kfdpool_fd_out_init(struct kfdpool_fd_out *fdo)
-{
-	fdo->file = NULL;
-	fdo->undo = NULL;
 }
 
 /**
@@ -143,11 +137,7 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 	fd = receive_fd(file, ufd, O_CLOEXEC);
 #else
 	fd = receive_fd(file, O_CLOEXEC);
-	/*
-	 * This receive_fd() installs before the number can be written.  Only
-	 * a caller unmapping its own struct meanwhile gets here; closing the
-	 * fd might close a file another thread just opened at that number.
-	 */
+	/* Installed already: only a caller that unmapped its struct fails. */
 	if (fd >= 0 && ufd && put_user(fd, ufd)) {
 		fdo->undo = NULL;
 		fd = -EFAULT;
@@ -170,7 +160,7 @@ void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 	kfdpool_fd_out_init(fdo);
 }
 
-static long kfdpool_query(struct file *file, void *data,
+static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 			  struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_query *q = data;
@@ -204,18 +194,12 @@ static long kfdpool_query(struct file *file, void *data,
 }
 
 static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
-	[_IOC_NR(KFDPOOL_IOC_QUERY)] = { KFDPOOL_IOC_QUERY, kfdpool_query },
-	[_IOC_NR(KFDPOOL_IOC_POOL_CREATE)] = {
-		KFDPOOL_IOC_POOL_CREATE, kfdpool_pool_create },
-	[_IOC_NR(KFDPOOL_IOC_POOL_IMPORT_HANDLE)] = {
-		KFDPOOL_IOC_POOL_IMPORT_HANDLE,
-		kfdpool_ioctl_pool_import_handle },
-	[_IOC_NR(KFDPOOL_IOC_POOL_LIST)] = {
-		KFDPOOL_IOC_POOL_LIST, kfdpool_ioctl_pool_list },
-	[_IOC_NR(KFDPOOL_IOC_POOL_ADOPT)] = {
-		KFDPOOL_IOC_POOL_ADOPT, kfdpool_ioctl_pool_adopt },
-	[_IOC_NR(KFDPOOL_IOC_POOL_DESTROY_ID)] = {
-		KFDPOOL_IOC_POOL_DESTROY_ID, kfdpool_ioctl_pool_destroy_id },
+	KFDPOOL_IOCTL(QUERY, kfdpool_query),
+	KFDPOOL_IOCTL(POOL_CREATE, kfdpool_pool_create),
+	KFDPOOL_IOCTL(POOL_IMPORT_HANDLE, kfdpool_ioctl_pool_import_handle),
+	KFDPOOL_IOCTL(POOL_LIST, kfdpool_ioctl_pool_list),
+	KFDPOOL_IOCTL(POOL_ADOPT, kfdpool_ioctl_pool_adopt),
+	KFDPOOL_IOCTL(POOL_DESTROY_ID, kfdpool_ioctl_pool_destroy_id),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -249,12 +233,9 @@ static int __init kfdpool_init(void)
 {
 	int ret;
 
-	ret = kfdpool_pools_init();
-	if (ret)
-		return ret;
 	ret = kfdpool_rec_cache_init();
 	if (ret)
-		goto err_pools;
+		return ret;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
 	if (ret == -EBUSY)
@@ -267,8 +248,6 @@ static int __init kfdpool_init(void)
 err_debugfs:
 	kfdpool_debugfs_exit();
 	kfdpool_rec_cache_exit();
-err_pools:
-	kfdpool_pools_exit();
 	return ret;
 }
 
@@ -281,7 +260,6 @@ static void __exit kfdpool_exit(void)
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
 	kfdpool_rec_cache_exit();
-	kfdpool_pools_exit();
 	kfdpool_limits_exit();
 }
 

@@ -62,6 +62,34 @@ void kfdpool_persist_end(struct kfdpool_pool *pool)
 	kfdpool_pool_put(pool);
 }
 
+/*
+ * The pool of id @id, referenced, or NULL: for administrators, who know a
+ * pool by the id the listing shows.  The lock is dropped now and then: a
+ * walk over many pools must not hold up every other pool's creation.
+ */
+static struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
+{
+	struct kfdpool_pool *pool, *found = NULL;
+	unsigned long idx;
+	unsigned int n = 0;
+
+	mutex_lock(&kfdpool_pools_lock);
+	xa_for_each(&kfdpool_pools, idx, pool) {
+		if (!memcmp(pool->id, id, KFDPOOL_ID_LEN)) {
+			kref_get(&pool->ref);
+			found = pool;
+			break;
+		}
+		if (++n % KFDPOOL_TEARDOWN_BATCH)
+			continue;
+		mutex_unlock(&kfdpool_pools_lock);
+		cond_resched();
+		mutex_lock(&kfdpool_pools_lock);
+	}
+	mutex_unlock(&kfdpool_pools_lock);
+	return found;
+}
+
 /**
  * kfdpool_persist_adopt() - an owner file of @pool for @fdo
  * @pool: the pool, referenced by the caller
@@ -74,8 +102,8 @@ void kfdpool_persist_end(struct kfdpool_pool *pool)
  * Return: 0; -ENOENT if the pool ended, -EOPNOTSUPP if it is not
  * persistent, -EBUSY if an owner file of it is open, or -errno.
  */
-int kfdpool_persist_adopt(struct kfdpool_pool *pool,
-			  struct kfdpool_fd_out *fdo, size_t fd_off)
+static int kfdpool_persist_adopt(struct kfdpool_pool *pool,
+				 struct kfdpool_fd_out *fdo, size_t fd_off)
 {
 	struct pid *old = NULL;
 	int ret = 0;
@@ -106,7 +134,7 @@ int kfdpool_persist_adopt(struct kfdpool_pool *pool,
 	return ret;
 }
 
-long kfdpool_ioctl_pool_adopt(struct file *file, void *data,
+long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
 			      struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_adopt *args = data;
@@ -116,7 +144,7 @@ long kfdpool_ioctl_pool_adopt(struct file *file, void *data,
 	if (args->flags & ~KFDPOOL_ADOPT_BY_ID)
 		return -EINVAL;
 	if (args->flags & KFDPOOL_ADOPT_BY_ID) {
-		if (!kfdpool_mem_is_zero(&args->handle, sizeof(args->handle)))
+		if (memchr_inv(&args->handle, 0, sizeof(args->handle)))
 			return -EINVAL;
 		if (!capable(CAP_SYS_ADMIN))
 			return -EPERM;
@@ -124,7 +152,7 @@ long kfdpool_ioctl_pool_adopt(struct file *file, void *data,
 		if (!pool)
 			return -ENOENT;
 	} else {
-		if (!kfdpool_mem_is_zero(args->id, sizeof(args->id)))
+		if (memchr_inv(args->id, 0, sizeof(args->id)))
 			return -EINVAL;
 		ret = kfdpool_handle_resolve(&args->handle, true, &pool);
 		if (ret)
@@ -137,8 +165,8 @@ long kfdpool_ioctl_pool_adopt(struct file *file, void *data,
 	return ret;
 }
 
-long kfdpool_ioctl_pool_destroy(struct file *file, void *data,
-				struct kfdpool_fd_out *fdo)
+long kfdpool_ioctl_pool_destroy(struct file *file, unsigned int nr,
+				void *data, struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_destroy *args = data;
 	struct kfdpool_file *pf = file->private_data;
@@ -156,8 +184,8 @@ long kfdpool_ioctl_pool_destroy(struct file *file, void *data,
 	return 0;
 }
 
-long kfdpool_ioctl_pool_destroy_id(struct file *file, void *data,
-				   struct kfdpool_fd_out *fdo)
+long kfdpool_ioctl_pool_destroy_id(struct file *file, unsigned int nr,
+				   void *data, struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_destroy_id *args = data;
 	struct kfdpool_pool *pool;

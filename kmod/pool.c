@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pools: the pool object, its files (owner and import fds), POOL_CREATE,
- * POOL_EXPORT, POOL_STATS, fdinfo, and the end of a pool.
- *
- * A pool lives while an owner file of it is open.  When the last one
- * closes, kfdpool_pool_end() unpins every entry and frees every record:
- * nothing of the pool stays but the dma-bufs importers hold, and import
- * files left over answer -ENODEV.  The struct itself goes with the last
+ * Pools and their files (owner and import fds): POOL_CREATE, POOL_EXPORT,
+ * POOL_STATS, fdinfo.  A pool lives while an owner file of it is open;
+ * then kfdpool_pool_end() unpins its entries and frees its records, and
+ * import files left over answer -ENODEV.  The struct goes with the last
  * file.
  */
 #include <linux/anon_inodes.h>
@@ -15,7 +12,6 @@
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/random.h>
-#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/user.h>
 #include <linux/seq_file.h>
@@ -24,48 +20,28 @@
 #include "kfdpool.h"
 
 /*
- * Pools that have not ended, by serial (creation order, for POOL_LIST and
- * debugfs).  kfdpool_pools_lock keeps a pool found there from being freed
- * while the walker uses it; the walker skips a pool that ended.
+ * Pools that have not ended, by serial, for POOL_LIST, handles and debugfs:
+ * under kfdpool_pools_lock a pool found there is not freed.
  */
 DEFINE_MUTEX(kfdpool_pools_lock);
 DEFINE_XARRAY_ALLOC(kfdpool_pools);
 static u32 kfdpool_next_serial;
 static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
-/* Pools that have not ended, by id, for handles; read under RCU. */
-static struct rhashtable kfdpool_pool_ids;
-
-static const struct rhashtable_params kfdpool_pool_id_params = {
-	.key_len = KFDPOOL_ID_LEN,
-	.key_offset = offsetof(struct kfdpool_pool, id),
-	.head_offset = offsetof(struct kfdpool_pool, idnode),
-	.automatic_shrinking = true,
-};
-
 static const struct file_operations kfdpool_pool_fops;
 
-int kfdpool_pools_init(void)
-{
-	return rhashtable_init(&kfdpool_pool_ids, &kfdpool_pool_id_params);
-}
-
-void kfdpool_pools_exit(void)
-{
-	WARN_ON(!xa_empty(&kfdpool_pools));
-	rhashtable_destroy(&kfdpool_pool_ids);
-}
-
-/* The pool with id @id, with a reference, or NULL. */
-struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
+/* The pool of @serial if its id is @id, with a reference, or NULL. */
+struct kfdpool_pool *kfdpool_pool_find(u32 serial, const u8 *id)
 {
 	struct kfdpool_pool *pool;
 
-	rcu_read_lock();
-	pool = rhashtable_lookup(&kfdpool_pool_ids, id, kfdpool_pool_id_params);
-	if (pool && !kref_get_unless_zero(&pool->ref))
+	mutex_lock(&kfdpool_pools_lock);
+	pool = xa_load(&kfdpool_pools, serial);
+	if (pool && !memcmp(pool->id, id, KFDPOOL_ID_LEN))
+		kref_get(&pool->ref);
+	else
 		pool = NULL;
-	rcu_read_unlock();
+	mutex_unlock(&kfdpool_pools_lock);
 	return pool;
 }
 
@@ -81,8 +57,7 @@ static void kfdpool_pool_free(struct kref *ref)
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
 	memzero_explicit(pool->nonce_key, sizeof(pool->nonce_key));
-	/* Lookups by id may still be looking at it. */
-	kfree_rcu(pool, rcu);
+	kfree(pool);
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -91,10 +66,9 @@ void kfdpool_pool_put(struct kfdpool_pool *pool)
 }
 
 /*
- * End @pool: unpin its entries and free its records, after taking it off
- * the tables so that nobody finds it.  The one way a pool ends; a pool
- * that ended already (or was never published) is left alone.  Called
- * without pool->lock, by a caller that holds a reference.
+ * End @pool: off the tables, then its entries unpinned and its records
+ * freed.  The one way a pool ends; one that ended already is left alone.
+ * Called without pool->lock, by a holder of a reference.
  */
 void kfdpool_pool_end(struct kfdpool_pool *pool)
 {
@@ -107,8 +81,6 @@ void kfdpool_pool_end(struct kfdpool_pool *pool)
 	if (ended)
 		return;
 
-	rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
-			       kfdpool_pool_id_params);
 	mutex_lock(&kfdpool_pools_lock);
 	xa_erase(&kfdpool_pools, pool->serial);
 	mutex_unlock(&kfdpool_pools_lock);
@@ -153,9 +125,8 @@ static void kfdpool_file_close(struct kfdpool_file *pf)
 }
 
 /*
- * A new file of @pool in @mode for @fdo; the dispatcher installs it after
- * the copy back, its number at @fd_off of the caller's struct.  -ENOENT if
- * the pool ended.
+ * A new file of @pool in @mode for @fdo, its number to go at @fd_off of
+ * the caller's struct.  -ENOENT if the pool ended.
  */
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off)
@@ -207,34 +178,7 @@ static bool kfdpool_name_valid(const char *name)
 	return false;
 }
 
-/* Put a new pool in both tables.  0 or -errno, the pool untouched. */
-static int kfdpool_pool_publish(struct kfdpool_pool *pool)
-{
-	int ret;
-
-	/* 128 random bits do not collide; if they ever did, draw again. */
-	do {
-		get_random_bytes(pool->id, sizeof(pool->id));
-		ret = rhashtable_lookup_insert_fast(&kfdpool_pool_ids,
-						    &pool->idnode,
-						    kfdpool_pool_id_params);
-	} while (ret == -EEXIST);
-	if (ret)
-		return ret;
-	mutex_lock(&kfdpool_pools_lock);
-	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, pool,
-			      XA_LIMIT(1, U32_MAX), &kfdpool_next_serial,
-			      GFP_KERNEL);
-	mutex_unlock(&kfdpool_pools_lock);
-	if (ret < 0) {
-		rhashtable_remove_fast(&kfdpool_pool_ids, &pool->idnode,
-				       kfdpool_pool_id_params);
-		return ret;
-	}
-	return 0;
-}
-
-long kfdpool_pool_create(struct file *file, void *data,
+long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_create *args = data;
@@ -255,18 +199,17 @@ long kfdpool_pool_create(struct file *file, void *data,
 		return -ENOMEM;
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
-	/* Until published, a failure frees it as an ended pool. */
-	pool->ended = true;
 	pool->owner_pid = get_pid(task_tgid(current));
 	pool->uid = current_euid();
 	pool->user = kfdpool_user_get(current_user_ns(), current_euid());
 	if (!pool->user) {
+		pool->ended = true;
 		kfdpool_pool_put(pool);
 		return -ENOMEM;
 	}
-	/* As io_uring does for registered buffers. */
-	if (!capable(CAP_IPC_LOCK))
+	if (!capable(CAP_IPC_LOCK))	/* as io_uring decides */
 		pool->locked_user = get_current_user();
+	get_random_bytes(pool->id, sizeof(pool->id));
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	get_random_bytes(pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
@@ -276,14 +219,18 @@ long kfdpool_pool_create(struct file *file, void *data,
 	pool->created = ktime_get_boottime_ns();
 	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
 	pool->dmabufs = RB_ROOT;
-	kfdpool_rectab_init(&pool->records);
+	pool->records.spare = KFDPOOL_RECTAB_NONE;
 
-	ret = kfdpool_pool_publish(pool);
-	if (ret) {
+	mutex_lock(&kfdpool_pools_lock);
+	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, pool,
+			      XA_LIMIT(1, U32_MAX), &kfdpool_next_serial,
+			      GFP_KERNEL);
+	mutex_unlock(&kfdpool_pools_lock);
+	if (ret < 0) {
+		pool->ended = true;	/* it never began */
 		kfdpool_pool_put(pool);
 		return ret;
 	}
-	pool->ended = false;
 	memcpy(args->id, pool->id, sizeof(args->id));
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo,
 				   offsetof(struct kfdpool_pool_create, fd));
@@ -299,8 +246,8 @@ long kfdpool_pool_create(struct file *file, void *data,
 	return ret;
 }
 
-static long kfdpool_ioctl_pool_export(struct file *file, void *data,
-				      struct kfdpool_fd_out *fdo)
+static long kfdpool_ioctl_pool_export(struct file *file, unsigned int nr,
+				      void *data, struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
@@ -338,8 +285,7 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 	st->draining_entries = pool->nr_draining;
 	st->records = pool->nr_records;
 	st->import_fds = pool->nr_import_fds;
-	/* An ended pool's entries are gone; the file's counts are stale. */
-	if (!pool->ended) {
+	if (!pool->ended) {	/* else the file's counts are stale */
 		st->fd_imported_bytes = pf->imported;
 		st->fd_imports = pf->nr_imports;
 	}
@@ -348,7 +294,7 @@ static void kfdpool_stats_fill(struct kfdpool_file *pf,
 #define KFDPOOL_STATS_RESET_ALL \
 	(KFDPOOL_STATS_RESET_RESERVED_HIGH | KFDPOOL_STATS_RESET_USED_HIGH)
 
-static long kfdpool_ioctl_stats(struct file *file, void *data,
+static long kfdpool_ioctl_stats(struct file *file, unsigned int nr, void *data,
 				struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_pool_stats *st = data;
@@ -377,37 +323,22 @@ static long kfdpool_ioctl_stats(struct file *file, void *data,
 }
 
 static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
-	[_IOC_NR(KFDPOOL_IOC_POOL_STATS)] = {
-		KFDPOOL_IOC_POOL_STATS, kfdpool_ioctl_stats },
-	[_IOC_NR(KFDPOOL_IOC_POOL_EXPORT)] = {
-		KFDPOOL_IOC_POOL_EXPORT, kfdpool_ioctl_pool_export },
-	[_IOC_NR(KFDPOOL_IOC_PIN)] = { KFDPOOL_IOC_PIN, kfdpool_ioctl_pin },
-	[_IOC_NR(KFDPOOL_IOC_UNPIN)] = {
-		KFDPOOL_IOC_UNPIN, kfdpool_ioctl_unpin },
-	[_IOC_NR(KFDPOOL_IOC_EXPORT)] = {
-		KFDPOOL_IOC_EXPORT, kfdpool_ioctl_export },
-	[_IOC_NR(KFDPOOL_IOC_REVOKE)] = {
-		KFDPOOL_IOC_REVOKE, kfdpool_ioctl_revoke },
-	[_IOC_NR(KFDPOOL_IOC_IMPORT)] = {
-		KFDPOOL_IOC_IMPORT, kfdpool_ioctl_import },
-	[_IOC_NR(KFDPOOL_IOC_RELEASE)] = {
-		KFDPOOL_IOC_RELEASE, kfdpool_ioctl_release },
-	[_IOC_NR(KFDPOOL_IOC_EXPORT_BATCH)] = {
-		KFDPOOL_IOC_EXPORT_BATCH, kfdpool_ioctl_export_batch },
-	[_IOC_NR(KFDPOOL_IOC_REVOKE_BATCH)] = {
-		KFDPOOL_IOC_REVOKE_BATCH, kfdpool_ioctl_revoke_batch },
-	[_IOC_NR(KFDPOOL_IOC_IMPORT_BATCH)] = {
-		KFDPOOL_IOC_IMPORT_BATCH, kfdpool_ioctl_import_batch },
-	[_IOC_NR(KFDPOOL_IOC_RELEASE_BATCH)] = {
-		KFDPOOL_IOC_RELEASE_BATCH, kfdpool_ioctl_release_batch },
-	[_IOC_NR(KFDPOOL_IOC_HANDLE_EXPORT)] = {
-		KFDPOOL_IOC_HANDLE_EXPORT, kfdpool_ioctl_handle_export },
-	[_IOC_NR(KFDPOOL_IOC_HANDLE_ROTATE)] = {
-		KFDPOOL_IOC_HANDLE_ROTATE, kfdpool_ioctl_handle_rotate },
-	[_IOC_NR(KFDPOOL_IOC_ALLOC)] = {
-		KFDPOOL_IOC_ALLOC, kfdpool_ioctl_alloc },
-	[_IOC_NR(KFDPOOL_IOC_POOL_DESTROY)] = {
-		KFDPOOL_IOC_POOL_DESTROY, kfdpool_ioctl_pool_destroy },
+	KFDPOOL_IOCTL(POOL_STATS, kfdpool_ioctl_stats),
+	KFDPOOL_IOCTL(POOL_EXPORT, kfdpool_ioctl_pool_export),
+	KFDPOOL_IOCTL(PIN, kfdpool_ioctl_pin),
+	KFDPOOL_IOCTL(UNPIN, kfdpool_ioctl_unpin),
+	KFDPOOL_IOCTL(EXPORT, kfdpool_ioctl_one),
+	KFDPOOL_IOCTL(REVOKE, kfdpool_ioctl_one),
+	KFDPOOL_IOCTL(IMPORT, kfdpool_ioctl_one),
+	KFDPOOL_IOCTL(RELEASE, kfdpool_ioctl_one),
+	KFDPOOL_IOCTL(EXPORT_BATCH, kfdpool_ioctl_batch),
+	KFDPOOL_IOCTL(REVOKE_BATCH, kfdpool_ioctl_batch),
+	KFDPOOL_IOCTL(IMPORT_BATCH, kfdpool_ioctl_batch),
+	KFDPOOL_IOCTL(RELEASE_BATCH, kfdpool_ioctl_batch),
+	KFDPOOL_IOCTL(HANDLE_EXPORT, kfdpool_ioctl_handle_export),
+	KFDPOOL_IOCTL(HANDLE_ROTATE, kfdpool_ioctl_handle_rotate),
+	KFDPOOL_IOCTL(ALLOC, kfdpool_ioctl_alloc),
+	KFDPOOL_IOCTL(POOL_DESTROY, kfdpool_ioctl_pool_destroy),
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,

@@ -1,15 +1,232 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Records: EXPORT, REVOKE, IMPORT, RELEASE.  Each command is two halves
- * so that a batch takes the pool's lock once for many elements: *_prep()
- * checks what needs no lock, *_locked() does the rest under pool->lock;
- * kfdpool_do_*() run both for one element.
+ * Records: the table that keeps them, EXPORT, REVOKE, IMPORT.
+ *
+ * The table keeps a pool's records by id in pages of 73 (an xarray of
+ * slab objects cost measurably more, docs/kernel.md); its lists link
+ * record ids, not pointers, which keeps a record at 56 bytes.  A free slot
+ * keeps its id and is reused last freed first, so a revoked record's id
+ * comes back at the next export, with another generation (-ESTALE).  An
+ * empty page is freed, but for one kept as a spare.
+ *
+ * *_prep() checks what needs no lock, *_locked() does the rest under
+ * pool->lock, so that a batch takes the lock once for many elements.
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
+#include <linux/nospec.h>
 #include <linux/siphash.h>
+#include <linux/slab.h>
 
 #include "kfdpool.h"
+
+static struct kmem_cache *kfdpool_rec_page_cache;
+
+int kfdpool_rec_cache_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct kfdpool_rec) != 56);
+	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE != 73);
+	BUILD_BUG_ON(KFDPOOL_RECS_PER_PAGE - 1 > KFDPOOL_RECTAB_MASK);
+	BUILD_BUG_ON((u64)KFDPOOL_RECTAB_PAGES << KFDPOOL_RECTAB_SHIFT > U32_MAX);
+	kfdpool_rec_page_cache =
+		kmem_cache_create("kfdpool_recs", KFDPOOL_RECS_PER_PAGE *
+				  sizeof(struct kfdpool_rec), 0, SLAB_ACCOUNT,
+				  NULL);
+	return kfdpool_rec_page_cache ? 0 : -ENOMEM;
+}
+
+void kfdpool_rec_cache_exit(void)
+{
+	kmem_cache_destroy(kfdpool_rec_page_cache);
+}
+
+/* Free the table, live records and all (the pool ended). */
+void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
+{
+	u32 i;
+
+	for (i = 0; i < t->nr_dir; i++)
+		if (t->dir[i].recs)
+			kmem_cache_free(kfdpool_rec_page_cache, t->dir[i].recs);
+	kvfree(t->dir);
+	t->dir = NULL;
+	t->nr_dir = 0;
+	t->nr_pages = 0;
+}
+
+/* Make the directory room for page @idx.  0 or -ENOMEM. */
+static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
+{
+	u32 n = max(t->nr_dir * 2, 4u);
+	struct kfdpool_rec_page *dir;
+
+	if (idx < t->nr_dir)
+		return 0;
+	n = min_t(u32, n, KFDPOOL_RECTAB_PAGES);
+	dir = kvcalloc(n, sizeof(*dir), GFP_KERNEL_ACCOUNT);
+	if (!dir)
+		return -ENOMEM;
+	if (t->nr_dir)
+		memcpy(dir, t->dir, t->nr_dir * sizeof(*dir));
+	kvfree(t->dir);
+	t->dir = dir;
+	t->nr_dir = n;
+	return 0;
+}
+
+/*
+ * Put a new page of free slots at the lowest empty place of the directory
+ * (called only with no free slot).  An UNPIN freeing its records a batch
+ * at a time may leave the table full meanwhile: -ENOSPC, as for a full
+ * pool.  0 or -errno.
+ */
+static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
+{
+	struct kfdpool_rec *recs;
+	u32 idx = t->hole, i;
+
+	while (idx < t->nr_dir && t->dir[idx].recs)
+		idx++;
+	if (idx >= KFDPOOL_RECTAB_PAGES)
+		return -ENOSPC;
+	if (kfdpool_rectab_grow_dir(t, idx))
+		return -ENOMEM;
+	recs = kmem_cache_alloc(kfdpool_rec_page_cache, GFP_KERNEL_ACCOUNT);
+	if (!recs)
+		return -ENOMEM;
+	/* The free list is empty: it becomes the page's slots, in order. */
+	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++) {
+		recs[i].entry = NULL;
+		recs[i].id = (idx << KFDPOOL_RECTAB_SHIFT | i) + 1;
+		recs[i].prev = i ? recs[i].id - 1 : 0;
+		recs[i].next = i + 1 < KFDPOOL_RECS_PER_PAGE ? recs[i].id + 1 : 0;
+	}
+	t->free = recs[0].id;
+	t->dir[idx].recs = recs;
+	t->dir[idx].nr_live = 0;
+	t->nr_pages++;
+	t->spare = idx;
+	t->hole = idx + 1;
+	return 0;
+}
+
+static struct kfdpool_rec_page *kfdpool_rectab_page(struct kfdpool_rectab *t,
+						    const struct kfdpool_rec *rec)
+{
+	return &t->dir[(rec->id - 1) >> KFDPOOL_RECTAB_SHIFT];
+}
+
+/* The slot of record id @id, taken from a list (not checked). */
+static struct kfdpool_rec *kfdpool_rectab_slot(struct kfdpool_rectab *t,
+					       u32 id)
+{
+	u32 n = id - 1;
+
+	return &t->dir[n >> KFDPOOL_RECTAB_SHIFT].recs[n & KFDPOOL_RECTAB_MASK];
+}
+
+/* Put @rec at the head of list @head (its first record's id, or 0). */
+static void kfdpool_reclist_add(struct kfdpool_rectab *t, u32 *head,
+				struct kfdpool_rec *rec)
+{
+	rec->prev = 0;
+	rec->next = *head;
+	if (*head)
+		kfdpool_rectab_slot(t, *head)->prev = rec->id;
+	*head = rec->id;
+}
+
+/* Take @rec off list @head. */
+static void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
+				struct kfdpool_rec *rec)
+{
+	if (rec->prev)
+		kfdpool_rectab_slot(t, rec->prev)->next = rec->next;
+	else
+		*head = rec->next;
+	if (rec->next)
+		kfdpool_rectab_slot(t, rec->next)->prev = rec->prev;
+}
+
+/* A free slot for a new record (live once its entry is set), or ERR_PTR. */
+static struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t)
+{
+	struct kfdpool_rec_page *page;
+	struct kfdpool_rec *rec;
+	int ret;
+
+	if (!t->free) {
+		ret = kfdpool_rectab_add_page(t);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	rec = kfdpool_rectab_slot(t, t->free);
+	kfdpool_reclist_del(t, &t->free, rec);
+	page = kfdpool_rectab_page(t, rec);
+	if (!page->nr_live++ && t->spare == page - t->dir)
+		t->spare = KFDPOOL_RECTAB_NONE;
+	return rec;
+}
+
+/* Give back @page, none of whose records is live. */
+static void kfdpool_rectab_free_page(struct kfdpool_rectab *t,
+				     struct kfdpool_rec_page *page)
+{
+	u32 i, idx = page - t->dir;
+
+	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++)
+		kfdpool_reclist_del(t, &t->free, &page->recs[i]);
+	kmem_cache_free(kfdpool_rec_page_cache, page->recs);
+	page->recs = NULL;
+	t->nr_pages--;
+	t->hole = min(t->hole, idx);
+}
+
+/* Free the slot of live record @rec. */
+static void kfdpool_rectab_put(struct kfdpool_rectab *t,
+			       struct kfdpool_rec *rec)
+{
+	struct kfdpool_rec_page *page = kfdpool_rectab_page(t, rec);
+
+	rec->entry = NULL;
+	kfdpool_reclist_add(t, &t->free, rec);
+	if (--page->nr_live)
+		return;
+	if (t->spare == KFDPOOL_RECTAB_NONE) {
+		t->spare = page - t->dir;
+		return;
+	}
+	kfdpool_rectab_free_page(t, page);
+}
+
+/* The live record of id @id, from user space, or NULL. */
+static struct kfdpool_rec *kfdpool_rectab_find(struct kfdpool_rectab *t,
+					       u32 id)
+{
+	u32 page = (id - 1) >> KFDPOOL_RECTAB_SHIFT;	/* id 0 wraps */
+	u32 slot = (id - 1) & KFDPOOL_RECTAB_MASK;
+	struct kfdpool_rec *recs, *rec;
+
+	if (page >= t->nr_dir || slot >= KFDPOOL_RECS_PER_PAGE)
+		return NULL;
+	recs = t->dir[array_index_nospec(page, t->nr_dir)].recs;
+	if (!recs)
+		return NULL;
+	rec = &recs[array_index_nospec(slot, KFDPOOL_RECS_PER_PAGE)];
+	return rec->entry ? rec : NULL;
+}
+
+/* Free up to @n records of list *@dead (an unpinned entry's). */
+void kfdpool_recs_put(struct kfdpool_pool *pool, u32 *dead, unsigned int n)
+{
+	struct kfdpool_rec *rec;
+
+	while (n-- && *dead) {
+		rec = kfdpool_rectab_slot(&pool->records, *dead);
+		*dead = rec->next;
+		kfdpool_rectab_put(&pool->records, rec);
+	}
+}
 
 #define KFDPOOL_RECORD_MAGIC	0x6b667052	/* "Rpfk" */
 
@@ -23,7 +240,7 @@ struct kfdpool_record_fmt {
 	u64 offset;
 	u64 size;
 	u8 nonce[KFDPOOL_NONCE_LEN];
-};
+} __packed;
 
 static_assert(sizeof(struct kfdpool_record_fmt) == KFDPOOL_RECORD_SIZE);
 
@@ -47,7 +264,8 @@ static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 }
 
 /* Free a live record; pool->lock held. */
-void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
+static void kfdpool_rec_free(struct kfdpool_pool *pool,
+			     struct kfdpool_rec *rec)
 {
 	struct kfdpool_entry *entry = rec->entry;
 
@@ -63,11 +281,9 @@ void kfdpool_rec_free(struct kfdpool_pool *pool, struct kfdpool_rec *rec)
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
 {
-	u32 magic;
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
 
-	memcpy(&magic, r->data + offsetof(struct kfdpool_record_fmt, magic),
-	       sizeof(magic));
-	if (magic != KFDPOOL_RECORD_MAGIC)
+	if (f->magic != KFDPOOL_RECORD_MAGIC)
 		return -EINVAL;
 	if (memcmp(r->data, pool->id, sizeof(pool->id)))
 		return -EXDEV;
@@ -81,18 +297,17 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
-	struct kfdpool_record_fmt f;
+	const struct kfdpool_record_fmt *f = (const void *)r->data;
 	struct kfdpool_rec *rec;
 
-	memcpy(&f, r->data, sizeof(f));
-	rec = kfdpool_rectab_find(&pool->records, f.record_id);
+	rec = kfdpool_rectab_find(&pool->records, f->record_id);
 	if (!rec || rec->entry->state != KFDPOOL_ENTRY_LIVE)
 		return ERR_PTR(-ENOENT);
-	if (rec->generation != f.generation)
+	if (rec->generation != f->generation)
 		return ERR_PTR(-ESTALE);
-	if (rec->entry->id != f.entry_id || rec->offset != f.offset ||
-	    rec->size != f.size ||
-	    crypto_memneq(rec->nonce, f.nonce, sizeof(rec->nonce)))
+	if (rec->entry->id != f->entry_id || rec->offset != f->offset ||
+	    rec->size != f->size ||
+	    crypto_memneq(rec->nonce, f->nonce, sizeof(rec->nonce)))
 		return ERR_PTR(-ENOENT);
 	return rec;
 }
@@ -113,7 +328,7 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_record_fmt f;
+	struct kfdpool_record_fmt *f;
 	struct kfdpool_entry *entry;
 	struct kfdpool_rec *rec;
 	int ret;
@@ -145,27 +360,16 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	}
 	pool->nr_records++;
 
-	memcpy(f.pool_id, pool->id, sizeof(f.pool_id));
-	f.magic = KFDPOOL_RECORD_MAGIC;
-	f.record_id = rec->id;
-	f.entry_id = entry->id;
-	f.generation = rec->generation;
-	f.offset = rec->offset;
-	f.size = rec->size;
-	memcpy(f.nonce, rec->nonce, sizeof(f.nonce));
-	memcpy(e->record.data, &f, sizeof(f));
+	f = (void *)e->record.data;
+	memcpy(f->pool_id, pool->id, sizeof(f->pool_id));
+	f->magic = KFDPOOL_RECORD_MAGIC;
+	f->record_id = rec->id;
+	f->entry_id = entry->id;
+	f->generation = rec->generation;
+	f->offset = rec->offset;
+	f->size = rec->size;
+	memcpy(f->nonce, rec->nonce, sizeof(f->nonce));
 	return 0;
-}
-
-int kfdpool_do_export(struct kfdpool_file *pf, struct kfdpool_export *e)
-{
-	int ret = kfdpool_export_prep(pf, e) ?: kfdpool_lock(pf);
-
-	if (ret)
-		return ret;
-	ret = kfdpool_export_locked(pf, e);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
 }
 
 int kfdpool_revoke_prep(struct kfdpool_file *pf,
@@ -189,17 +393,6 @@ int kfdpool_revoke_locked(struct kfdpool_file *pf,
 	return 0;
 }
 
-int kfdpool_do_revoke(struct kfdpool_file *pf, struct kfdpool_revoke *r)
-{
-	int ret = kfdpool_revoke_prep(pf, r) ?: kfdpool_lock(pf);
-
-	if (ret)
-		return ret;
-	ret = kfdpool_revoke_locked(pf, r);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
 /* The import's fd could not be handed out: drop the import it counted. */
 static void kfdpool_import_undo(struct kfdpool_fd_out *fdo)
 {
@@ -219,12 +412,9 @@ int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 
 /*
  * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
- * entry: @fdo then holds a reference to the whole dma-buf, whatever the
- * record's offset and size, for the caller to install after its copy
- * back.  pool->lock held.  0 or -errno.
- *
- * @held, when not NULL, caches for one lock hold an entry id @pf holds an
- * import of: a batch's validations are mostly of one entry.
+ * entry: @fdo gets the whole dma-buf, whatever the record's offset and
+ * size.  @held, if not NULL, caches an entry @pf imports for one lock hold
+ * (a batch validates mostly one entry).  pool->lock held.  0 or -errno.
  */
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held)
@@ -260,85 +450,4 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 	imp->cookie = entry->cookie;
 	imp->entry_id = entry->id;
 	return 0;
-}
-
-int kfdpool_do_import(struct kfdpool_file *pf, struct kfdpool_import *imp,
-		      struct kfdpool_fd_out *fdo)
-{
-	int ret = kfdpool_import_prep(pf, imp) ?: kfdpool_lock(pf);
-
-	if (ret)
-		return ret;
-	ret = kfdpool_import_locked(pf, imp, fdo, NULL);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
-int kfdpool_release_prep(const struct kfdpool_release *rel)
-{
-	return rel->flags || rel->pad ? -EINVAL : 0;
-}
-
-int kfdpool_do_release(struct kfdpool_file *pf, struct kfdpool_release *rel)
-{
-	int ret = kfdpool_release_prep(rel) ?: kfdpool_lock(pf);
-
-	if (ret)
-		return ret;
-	ret = kfdpool_import_put(pf, rel->entry_id);
-	mutex_unlock(&pf->pool->lock);
-	return ret;
-}
-
-/* Nobody learnt of the record: revoke it. */
-static void kfdpool_export_undo(struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_revoke r = { .record = fdo->record };
-
-	kfdpool_do_revoke(fdo->pfile, &r);
-}
-
-void kfdpool_export_arm_undo(struct kfdpool_fd_out *fdo,
-			     struct kfdpool_file *pf,
-			     const struct kfdpool_record *record)
-{
-	fdo->undo = kfdpool_export_undo;
-	fdo->pfile = pf;
-	fdo->record = *record;
-}
-
-long kfdpool_ioctl_export(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_export *e = data;
-	int ret;
-
-	e->status = 0;
-	ret = kfdpool_do_export(file->private_data, e);
-	if (!ret)
-		kfdpool_export_arm_undo(fdo, file->private_data, &e->record);
-	return ret;
-}
-
-/* REVOKE and RELEASE copy nothing back: nothing can fail after them. */
-long kfdpool_ioctl_revoke(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	return kfdpool_do_revoke(file->private_data, data);
-}
-
-long kfdpool_ioctl_import(struct file *file, void *data,
-			  struct kfdpool_fd_out *fdo)
-{
-	struct kfdpool_import *imp = data;
-
-	imp->status = 0;
-	fdo->fd_off = offsetof(struct kfdpool_import, fd);
-	return kfdpool_do_import(file->private_data, imp, fdo);
-}
-
-long kfdpool_ioctl_release(struct file *file, void *data,
-			   struct kfdpool_fd_out *fdo)
-{
-	return kfdpool_do_release(file->private_data, data);
 }

@@ -51,65 +51,47 @@ union kfdpool_uring_payload {
 static int kfdpool_uring_export(struct kfdpool_file *pf,
 				const struct kfdpool_uring_export *ue)
 {
-	void __user *dst = u64_to_user_ptr(ue->record_ptr);
-	struct kfdpool_export e = {};
+	union kfdpool_elem el = {
+		.exp = { .entry_id = ue->entry_id, .flags = ue->flags,
+			 .offset = ue->offset, .size = ue->size },
+	};
 	struct kfdpool_fd_out fdo;
 	int ret;
 
-	e.entry_id = ue->entry_id;
-	e.flags = ue->flags;
-	e.offset = ue->offset;
-	e.size = ue->size;
-	ret = kfdpool_do_export(pf, &e);
+	kfdpool_fd_out_init(&fdo);
+	ret = kfdpool_one(pf, _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH), &el, &fdo);
 	if (ret)
 		return ret;
-	kfdpool_fd_out_init(&fdo);
-	kfdpool_export_arm_undo(&fdo, pf, &e.record);
-	if (copy_to_user(dst, &e.record, sizeof(e.record))) {
+	if (copy_to_user(u64_to_user_ptr(ue->record_ptr), &el.exp.record,
+			 sizeof(el.exp.record))) {
 		kfdpool_fd_abort(&fdo);
 		return -EFAULT;
 	}
 	return kfdpool_fd_commit(&fdo, NULL);
 }
 
-static int kfdpool_uring_import(struct kfdpool_file *pf,
+/* IMPORT and REVOKE: a record in the SQE.  An import's fd is the res. */
+static int kfdpool_uring_record(struct kfdpool_file *pf, unsigned int nr,
 				const struct kfdpool_uring_record *ur)
 {
-	struct kfdpool_import imp = {};
 	struct kfdpool_fd_out fdo;
+	union kfdpool_elem el;
 	int ret;
 
 	if (ur->pad)
 		return -EINVAL;
-	imp.record = ur->record;
-	imp.flags = ur->flags;
+	if (nr == _IOC_NR(KFDPOOL_URING_IMPORT)) {
+		el.imp.record = ur->record;
+		el.imp.flags = ur->flags;
+		nr = _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH);
+	} else {
+		el.rev.record = ur->record;
+		el.rev.flags = ur->flags;
+		nr = _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH);
+	}
 	kfdpool_fd_out_init(&fdo);
-	ret = kfdpool_do_import(pf, &imp, &fdo);
-	if (ret)
-		return ret;
-	/* Nothing is copied back: the fd number is the CQE's res. */
-	return kfdpool_fd_commit(&fdo, NULL);
-}
-
-static int kfdpool_uring_revoke(struct kfdpool_file *pf,
-				const struct kfdpool_uring_record *ur)
-{
-	struct kfdpool_revoke r = {};
-
-	if (ur->pad)
-		return -EINVAL;
-	r.record = ur->record;
-	r.flags = ur->flags;
-	return kfdpool_do_revoke(pf, &r);
-}
-
-static int kfdpool_uring_release(struct kfdpool_file *pf,
-				 const struct kfdpool_release *ur)
-{
-	struct kfdpool_release rel = *ur;
-
-	rel.status = 0;	/* out only */
-	return kfdpool_do_release(pf, &rel);
+	ret = kfdpool_one(pf, nr, &el, &fdo);
+	return ret || !fdo.file ? ret : kfdpool_fd_commit(&fdo, NULL);
 }
 
 /* Check @p, @usize bytes by the caller's count, against our @ksize. */
@@ -119,10 +101,10 @@ static int kfdpool_uring_sizes(const union kfdpool_uring_payload *p,
 	if (usize < ksize || usize > KFDPOOL_URING_PAYLOAD)
 		return -EINVAL;
 	/* Past the caller's struct: no field of any version. */
-	if (!kfdpool_mem_is_zero(p->raw + usize, KFDPOOL_URING_PAYLOAD - usize))
+	if (memchr_inv(p->raw + usize, 0, KFDPOOL_URING_PAYLOAD - usize))
 		return -EINVAL;
 	/* A newer caller's fields we do not know: refuse, as the ioctls do. */
-	if (usize > ksize && !kfdpool_mem_is_zero(p->raw + ksize, usize - ksize))
+	if (usize > ksize && memchr_inv(p->raw + ksize, 0, usize - ksize))
 		return -E2BIG;
 	return 0;
 }
@@ -132,47 +114,31 @@ static int kfdpool_uring_run(struct kfdpool_file *pf, u32 op,
 {
 	unsigned int usize = _IOC_SIZE(op);
 	unsigned int nr = _IOC_NR(op);
-	unsigned int ksize;
-	int ret;
+	union kfdpool_elem el;
 
 	if (_IOC_TYPE(op) != KFDPOOL_IOC_MAGIC || _IOC_DIR(op) != _IOC_WRITE)
 		return -ENOTTY;
 	switch (nr) {
 	case _IOC_NR(KFDPOOL_URING_EXPORT):
-		ksize = sizeof(p->exp);
-		break;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->exp)) ?:
+		       kfdpool_uring_export(pf, &p->exp);
 	case _IOC_NR(KFDPOOL_URING_REVOKE):
 	case _IOC_NR(KFDPOOL_URING_IMPORT):
-		ksize = sizeof(p->rec);
-		break;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->rec)) ?:
+		       kfdpool_uring_record(pf, nr, &p->rec);
 	case _IOC_NR(KFDPOOL_URING_RELEASE):
-		ksize = sizeof(p->rel);
-		break;
+		el.rel = p->rel;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->rel)) ?:
+		       kfdpool_one(pf, _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH), &el,
+				   NULL);
 	case _IOC_NR(KFDPOOL_IOC_EXPORT_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_REVOKE_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH):
 	case _IOC_NR(KFDPOOL_IOC_RELEASE_BATCH):
-		ksize = sizeof(p->batch);
-		break;
-	default:
-		return -ENOTTY;
+		return kfdpool_uring_sizes(p, usize, sizeof(p->batch)) ?:
+		       kfdpool_batch(pf, nr, &p->batch);
 	}
-	ret = kfdpool_uring_sizes(p, usize, ksize);
-	if (ret)
-		return ret;
-
-	switch (nr) {
-	case _IOC_NR(KFDPOOL_URING_EXPORT):
-		return kfdpool_uring_export(pf, &p->exp);
-	case _IOC_NR(KFDPOOL_URING_REVOKE):
-		return kfdpool_uring_revoke(pf, &p->rec);
-	case _IOC_NR(KFDPOOL_URING_IMPORT):
-		return kfdpool_uring_import(pf, &p->rec);
-	case _IOC_NR(KFDPOOL_URING_RELEASE):
-		return kfdpool_uring_release(pf, &p->rel);
-	default:
-		return kfdpool_batch(pf, nr, &p->batch);
-	}
+	return -ENOTTY;
 }
 
 /*

@@ -323,6 +323,9 @@ TEST_F(acct, userns_gives_no_fresh_quota)
 		if (kfd_query(&q) || q.user_pinned != SZ ||
 		    q.user_records != 1 || q.max_user_records != 4)
 			_exit(22);
+		/* The refusal at the owner's level undid it there too. */
+		if (kfd_revoke(p2, &r) || kfd_export(p2, e2, 0, 4096, &r))
+			_exit(23);
 		_exit(0);
 	}
 	close(ready[1]);

@@ -322,7 +322,7 @@ static bool fs_buf_open(struct fs_thread *s, const struct fs_entry *E)
  * A draining entry nobody (known) holds any more is gone; kept while a
  * child may hold it (fs_child_on() then skips the pool's checks).
  */
-static void fs_drop_unheld(struct fs_thread *s, int p)
+static void fs_drop_drained(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
 	struct fs_entry *E;
@@ -494,7 +494,7 @@ static void fs_close_fd(struct fs_thread *s, int p, int f)
 			P->ent[e].ghost = true;
 		P->holds[f][e] = 0;
 	}
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -919,7 +919,7 @@ static int fs_did_unpin(struct fs_thread *s, int p,
 		P->ent[e].draining = true;
 	else
 		fs_free_entry(P, e);
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 	return 0;
 }
 
@@ -1001,7 +1001,7 @@ static int fs_did_release(struct fs_thread *s, int p, int f, uint32_t id)
 		return fs_broken(s, p, "RELEASE of entry %u, not held, succeeded",
 				 id);
 	P->holds[f][e]--;
-	fs_drop_unheld(s, p);
+	fs_drop_drained(s, p);
 	return 0;
 }
 

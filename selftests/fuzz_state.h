@@ -88,7 +88,7 @@ static void fs_buf_close(struct fs_thread *s, int b)
 	s->bufs[b] = -1;
 	s->bufgen[b]++;
 	for (p = 0; p < FS_POOLS; p++)
-		fs_drop_unheld(s, p);
+		fs_drop_drained(s, p);
 }
 
 /* Host memory from the module, pinned: a dma-buf like the others. */
@@ -1489,13 +1489,13 @@ static void fs_reap(struct fs_thread *s)
 	if (WIFSIGNALED(status))
 		__atomic_add_fetch(&s->st->killed, 1, __ATOMIC_RELAXED);
 	s->child = 0;
-	/* Its files were closed before it became a zombie: exact again. */
+	/* Its imports went with it: exact again. */
 	for (e = 0; e < FS_ENTRIES; e++)
 		s->pool[s->child_pool].ent[e].child = false;
 	for (p = 0; p < FS_POOLS; p++) {
 		if (!marked[p])
 			continue;
-		fs_drop_unheld(s, p);
+		fs_drop_drained(s, p);
 		fs_check(s, p);
 	}
 }

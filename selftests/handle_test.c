@@ -283,6 +283,7 @@ TEST_F(handle, export_fields)
 	EXPECT_EQ(0, HND(h)->gid);
 	EXPECT_EQ(geteuid(), HND(h)->uid);
 	EXPECT_NE(0, memcmp(HND(h)->secret, zero, sizeof(HND(h)->secret)));
+	EXPECT_NE(0, HND(h)->serial);
 	EXPECT_EQ(0, memcmp(HND(h)->pad, zero, sizeof(HND(h)->pad)));
 	/* Same key, same fields: the same handle; no state per handle. */
 	ASSERT_EQ(0, kfd_handle_export(self->pool, KFDPOOL_HANDLE_POLICY_UID,
@@ -945,6 +946,7 @@ TEST_F(handle, random_handles)
 			/* fall through */
 		case 2:		/* the real pool */
 			memcpy(HND(&h)->pool_id, self->id, KFDPOOL_ID_LEN);
+			HND(&h)->serial = HND(&self->m.handle)->serial;
 			/* fall through */
 		case 1:		/* well-formed, random pool id and secret */
 			HND(&h)->magic = KFDPOOL_HANDLE_MAGIC;
@@ -954,7 +956,7 @@ TEST_F(handle, random_handles)
 			memset(HND(&h)->pad, 0, sizeof(HND(&h)->pad));
 			break;
 		}
-		want = kfd_handle_expect(&h, self->id, true);
+		want = kfd_handle_expect(&h, &self->m.handle, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -1005,7 +1007,7 @@ TEST_F(handle, mutated_handles)
 			b[kfd_rand(&seed) % 64] ^= kfd_rand(&seed);
 		if (!memcmp(&h, v, sizeof(h)))
 			b[(i / 3) % 64] ^= 0x80;
-		want = kfd_handle_expect(&h, self->id, true);
+		want = kfd_handle_expect(&h, &self->m.handle, true);
 		ret = try_forged(self->ctl, &h, want);
 		imported += ret == 1;
 		wrong += ret == 2;
@@ -1146,6 +1148,22 @@ static int import_raw(int fd, struct kfdpool_pool_import_handle *i)
 	return ioctl(fd, KFDPOOL_IOC_POOL_IMPORT_HANDLE, i) ? -errno : 0;
 }
 
+/* The serial of our pool of id @id, from POOL_LIST, or 0. */
+static __u32 pool_serial(int ctl, const __u8 *id)
+{
+	struct kfdpool_pool_info info[16];
+	__u64 cursor = 0;
+	int n, i;
+
+	do {
+		n = kfd_list_page(ctl, info, 16, &cursor);
+		for (i = 0; i < n; i++)
+			if (!memcmp(info[i].id, id, KFDPOOL_ID_LEN))
+				return info[i].serial;
+	} while (n > 0 && cursor);
+	return 0;
+}
+
 TEST_F(handle, import_bad_args)
 {
 	struct kfdpool_pool_import_handle i;
@@ -1215,6 +1233,12 @@ TEST_F(handle, import_bad_args)
 	i.handle = self->m.handle;
 	HND(&i.handle)->pool_id[0] ^= 1;
 	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
+	/* A serial that is not the pool's: none, or another pool. */
+	i.handle = self->m.handle;
+	HND(&i.handle)->serial = 0;
+	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
+	HND(&i.handle)->serial = pool_serial(self->ctl, self->id) + 1;
+	EXPECT_EQ(-ENOENT, import_raw(self->ctl, &i));
 
 	/* A pool without the fabric type never made a handle: forged. */
 	other = kfd_pool_create(self->ctl, 0, "fd-only",
@@ -1222,6 +1246,8 @@ TEST_F(handle, import_bad_args)
 	ASSERT_LE(0, other);
 	forged = self->m.handle;
 	memcpy(HND(&forged)->pool_id, other_id, KFDPOOL_ID_LEN);
+	HND(&forged)->serial = pool_serial(self->ctl, other_id);
+	EXPECT_NE(0, HND(&forged)->serial);
 	EXPECT_EQ(-EACCES, kfd_handle_import(self->ctl, &forged));
 	close(other);
 

@@ -9,6 +9,9 @@
  * mounted there.
  */
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <grp.h>
 
 #include "kselftest_harness.h"
 #include "hostmem_util.h"
@@ -110,18 +113,7 @@ static int cg_child(int sock, const char *dir, const unsigned long long *sizes,
 	for (i = 0; !keep && i < n && i < 8; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	/*
-	 * The pool closed first, so its ALLOC entries were held (the fds
-	 * were open) and the module learns they are gone by looking: QUERY
-	 * frees held entries nobody references (the reaper would, within
-	 * 100 ms).  The pages' charge goes with them.
-	 */
-	if (!keep) {
-		struct kfdpool_query q;
-
-		if (kfd_query(&q))
-			return 26;
-	}
+	/* The last fd of each buffer is gone: so is its memory. */
 	r = 0;
 	if (write(sock, &r, sizeof(r)) != sizeof(r))
 		return 24;
@@ -231,6 +223,76 @@ TEST_F(memcg, over_memory_max_fails_cleanly)
 	EXPECT_EQ(0, cg_read(self->dir, "memory.events", "oom"));
 	EXPECT_EQ(0, cg_read(self->dir, "memory.events", "oom_kill"));
 	EXPECT_LT(0, cg_read(self->dir, "memory.events", "max"));
+}
+
+/*
+ * An ALLOC that fails for want of pages, after every charge was taken,
+ * gives each back before it returns: the global and user figures, the
+ * pool's, and RLIMIT_MEMLOCK (the last 16 MiB fits its 72 only then).
+ */
+static int unwind_child(const char *dir)
+{
+	struct rlimit rl = { 72 * MIB, 72 * MIB };
+	struct kfdpool_query q0, q1, q;
+	struct kfdpool_pool_stats st;
+	int ctl, pool, a, b;
+
+	if (cg_write(dir, "cgroup.procs", "0"))
+		return 10;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(4243, 4243, 4243) || setresuid(4243, 4243, 4243))
+		return 11;
+	ctl = kfd_open();
+	if (ctl < 0)
+		return 12;
+	pool = kfd_pool_create(ctl, 0, "unwind", 0, NULL);
+	if (pool < 0 || kfd_query(&q0))
+		return 13;
+	a = hm_alloc(pool, 40 * MIB, 0, NULL);
+	if (a < 0 || kfd_query(&q1))
+		return 14;
+	if (q1.global_pinned != q0.global_pinned + 40 * MIB ||
+	    q1.user_pinned != 40 * MIB)
+		return 15;
+	/* Within memory.max and the memlock budget, not what is left. */
+	if (hm_alloc(pool, 32 * MIB, 0, NULL) != -ENOMEM)
+		return 16;
+	if (kfd_query(&q) || q.global_pinned != q1.global_pinned ||
+	    q.user_pinned != q1.user_pinned)
+		return 17;
+	if (kfd_stats(pool, &st) || st.reserved_bytes != 40 * MIB ||
+	    st.entries != 1)
+		return 18;
+	b = hm_alloc(pool, 16 * MIB, 0, NULL);
+	if (b < 0)
+		return 19;
+	close(a);
+	close(b);
+	close(pool);
+	if (kfd_query(&q) || q.global_pinned != q0.global_pinned ||
+	    q.user_pinned)
+		return 20;
+	return 0;
+}
+
+TEST_F(memcg, failed_alloc_returns_its_charges)
+{
+	struct stat sb;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_write(self->dir, "memory.max", "67108864"));
+	ASSERT_EQ(0, stat(KFD_DEV, &sb));
+	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(unwind_child(self->dir));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	chmod(KFD_DEV, sb.st_mode & 07777);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d",
+						 WEXITSTATUS(status));
 }
 
 /* An ancestor's memory.max bounds an allocation too. */

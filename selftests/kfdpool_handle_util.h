@@ -118,7 +118,8 @@ static inline int kfd_find_inherited_fd(void)
  * that differs from a valid one in any byte.
  */
 static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
-				    const __u8 *real_id, bool any_allowed)
+				    const struct kfdpool_pool_handle *real,
+				    bool any_allowed)
 {
 	static const __u8 zero[sizeof(HND(h)->pad)];
 
@@ -129,7 +130,8 @@ static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
 		return -EINVAL;
 	if (HND(h)->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
 		return -EPERM;
-	if (memcmp(HND(h)->pool_id, real_id, KFDPOOL_ID_LEN))
+	if (memcmp(HND(h)->pool_id, HND(real)->pool_id, KFDPOOL_ID_LEN) ||
+	    HND(h)->serial != HND(real)->serial)
 		return -ENOENT;
 	return -EACCES;
 }

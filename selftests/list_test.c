@@ -168,7 +168,18 @@ TEST_F(list, figures_equal_pool_stats)
 		EXPECT_EQ(st.draining_entries, p->draining_entries);
 		EXPECT_EQ(st.records, p->records);
 		EXPECT_EQ(st.import_fds, p->import_fds);
-		EXPECT_EQ(0, p->pad);
+		EXPECT_NE(0, p->serial);
+		/* Created in this order; a listing from it starts with it. */
+		if (i)
+			EXPECT_LT(find_id(self->info, n, self->id[i - 1])->serial,
+				  p->serial);
+		{
+			struct kfdpool_pool_info one;
+			__u64 cur = p->serial;
+
+			ASSERT_EQ(1, kfd_list_page(self->ctl, &one, 1, &cur));
+			EXPECT_EQ(0, memcmp(one.id, self->id[i], KFDPOOL_ID_LEN));
+		}
 	}
 	if (self->buf >= 0) {
 		const struct kfdpool_pool_info *p = find_id(self->info, n, self->id[1]);

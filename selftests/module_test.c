@@ -84,12 +84,11 @@ TEST(unload_refused_while_pool_exists)
 }
 
 /*
- * A pool whose fds are all closed while an importer keeps an fd of its
- * memory stays as a zombie holding the entry; it holds no module reference,
- * so the module unloads and drops what the zombie held: the importer's
- * memory stays valid, its last close frees it.
+ * A pool whose fds are all closed ended, though an importer keeps an fd of
+ * its memory: nothing of it holds the module, which unloads and loads
+ * again while the importer's memory stays valid; its last close frees it.
  */
-TEST(unload_drops_zombie_pools)
+TEST(unload_while_importer_holds_ended_pool_memory)
 {
 	const char *ko = getenv("KFDPOOL_KO");
 	struct kfdpool_import imp;
@@ -100,7 +99,7 @@ TEST(unload_drops_zombie_pools)
 	if (!ko || access(ko, R_OK))
 		SKIP(return, "KFDPOOL_KO not set: cannot reload the module");
 	baseline = kfd_dmabuf_count_now();
-	pool = kfd_pool_new("zombie");
+	pool = kfd_pool_new("ended");
 	if (pool < 0)
 		SKIP(return, "no pool: %s", strerror(-pool));
 	ip = kfd_pool_export(pool);

@@ -704,6 +704,19 @@ static void *hold_rewrite(void *arg)
 	return NULL;
 }
 
+/* Write @mode to the scheduler's preemption mode: 0 or -1 (errno). */
+static int set_preempt(const char *mode)
+{
+	int fd = open(SCHED_PREEMPT, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, mode, strlen(mode)) != (ssize_t)strlen(mode))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
 TEST_F_TIMEOUT(refill, export_payload_read_once_while_waiting, 900)
 {
 	struct kfdpool_uring_export ue = {};
@@ -717,14 +730,14 @@ TEST_F_TIMEOUT(refill, export_payload_read_once_while_waiting, 900)
 	pthread_t tu, tr, tb;
 	struct hold h;
 
-	fd = open(SCHED_PREEMPT, O_RDWR | O_CLOEXEC);
+	fd = open(SCHED_PREEMPT, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		SKIP(return, "no %s (no PREEMPT_DYNAMIC)", SCHED_PREEMPT);
-	if (read(fd, mode, sizeof(mode) - 1) <= 0 ||
-	    pwrite(fd, "full", 4, 0) != 4) {
-		close(fd);
-		SKIP(return, "cannot switch to full preemption");
-	}
+	i = read(fd, mode, sizeof(mode) - 1);
+	close(fd);
+	if (i <= 0 || set_preempt("full"))
+		SKIP(return, "cannot switch to full preemption: %s",
+		     strerror(errno));
 	/* "none (voluntary) full": the parenthesised one is the current */
 	sp = strchr(mode, '(');
 	mode[0] = 0;
@@ -791,8 +804,7 @@ TEST_F_TIMEOUT(refill, export_payload_read_once_while_waiting, 900)
 		caught += h.flipped;
 	}
 	if (mode[0])
-		pwrite(fd, mode, strlen(mode), 0);
-	close(fd);
+		set_preempt(mode);
 	ksft_print_msg("%d of %d rounds held the export asleep on the lock\n",
 		       caught, round);
 	EXPECT_LT(0, caught) TH_LOG("no round held an export on the pool lock");

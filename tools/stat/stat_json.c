@@ -188,7 +188,7 @@ char *kps_json(const struct kps_snapshot *s, const struct kps_opts *o,
 
 	if (!doc)
 		return NULL;
-	addi(doc, "version", 2);
+	addi(doc, "version", 3);
 	addi(doc, "time", now);
 	add(doc, "device", jstr(o->device));
 	add(doc, "source", json_object_new_string(

@@ -156,9 +156,9 @@ struct kfdpool_pool_import_handle {
  * @draining_entries: unpinned entries that imports keep
  * @records: live records
  * @import_fds: open import files
+ * @serial: the pool's serial: a listing from this cursor starts with it
  * @flags: KFDPOOL_POOL_PERSIST if the pool is persistent
  * @owner_fds: open owner files, 0 for a persistent pool nobody holds
- * @pad: 0
  * @age_ns: nanoseconds since the pool was created (CLOCK_BOOTTIME)
  */
 struct kfdpool_pool_info {
@@ -178,9 +178,9 @@ struct kfdpool_pool_info {
 	__u32 draining_entries;
 	__u32 records;
 	__u32 import_fds;
+	__u32 serial;
 	__u32 flags;
 	__u32 owner_fds;
-	__u32 pad;
 	__u64 age_ns;
 };
 

@@ -149,7 +149,7 @@ static void json_checks(void)
 		free(line);
 		return;
 	}
-	check(json_object_get_int(field(doc, "version")) == 2 &&
+	check(json_object_get_int(field(doc, "version")) == 3 &&
 	      !strcmp(json_object_get_string(field(doc, "source")), "ioctl") &&
 	      !strcmp(json_object_get_string(field(doc, "scope")), "all"),
 	      "version, source, scope");

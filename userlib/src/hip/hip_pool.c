@@ -458,8 +458,8 @@ static hipError_t get_attribute(hipMemPool_t mem_pool, hipMemPoolAttr attr,
 	 * Used bytes are HIP's: the allocated bytes, the library's own count
 	 * in the pool that allocates.  An importer does not see the
 	 * exporter's allocations: it reports the kernel's used bytes, the
-	 * bytes of exported allocations.  Reserved bytes are the kernel's
-	 * (the pinned chunks) on both sides.
+	 * bytes of the chunks with exported allocations.  Reserved bytes
+	 * are the kernel's (the pinned chunks) on both sides.
 	 */
 	if (!pool->imported && (attr == hipMemPoolAttrUsedMemCurrent ||
 				attr == hipMemPoolAttrUsedMemHigh)) {
