@@ -433,7 +433,7 @@ int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 			   struct kfdpool_pool **poolp);
 
 /* persist.c */
-int kfdpool_persist_begin(struct kfdpool_pool *pool);
+int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo);
 void kfdpool_persist_end(struct kfdpool_pool *pool);
 long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
 			      struct kfdpool_fd_out *fdo);

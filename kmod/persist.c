@@ -20,14 +20,20 @@
 
 #include "kfdpool.h"
 
+/* The creator never learnt of its persistent pool: it must not stay. */
+static void kfdpool_persist_undo(struct kfdpool_fd_out *fdo)
+{
+	kfdpool_pool_end(fdo->pfile->pool);
+}
+
 /**
  * kfdpool_persist_begin() - make @pool hold itself
- * @pool: a new pool created with KFDPOOL_POOL_PERSIST, with its first
- *	owner file prepared
+ * @pool: a new pool created with KFDPOOL_POOL_PERSIST
+ * @fdo: the command's output, holding the pool's first owner file
  *
  * Return: 0, or -EDQUOT over max_user_persistent, nothing done.
  */
-int kfdpool_persist_begin(struct kfdpool_pool *pool)
+int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo)
 {
 	int ret;
 
@@ -40,6 +46,8 @@ int kfdpool_persist_begin(struct kfdpool_pool *pool)
 	mutex_lock(&pool->lock);
 	pool->kept = true;
 	mutex_unlock(&pool->lock);
+	fdo->undo = kfdpool_persist_undo;
+	fdo->pfile = fdo->file->private_data;
 	return 0;
 }
 

@@ -237,7 +237,7 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	if (ret)
 		kfdpool_pool_end(pool);
 	else if (pool->flags & KFDPOOL_POOL_PERSIST)
-		ret = kfdpool_persist_begin(pool);
+		ret = kfdpool_persist_begin(pool, fdo);
 	/* The file's close ends a pool that could not persist. */
 	if (ret)
 		kfdpool_fd_abort(fdo);

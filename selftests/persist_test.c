@@ -824,6 +824,58 @@ TEST_F(persist, destroy_on_owner_fd)
 	close(pool);
 }
 
+/*
+ * A persistent pool whose creator cannot be told of it (the copy back
+ * faults) does not stay: no pool, module reference or charge is left, and
+ * an adoption whose copy back faults leaves the pool as it was.
+ */
+TEST_F(persist, copy_back_faults_undo)
+{
+	struct kfdpool_pool_create *c;
+	struct kfdpool_pool_adopt *a;
+	struct kfdpool_pool_info info;
+	struct kfdpool_pool_handle h;
+	struct kfdpool_query q;
+	__u8 id[KFDPOOL_ID_LEN];
+	int ctl = kfd_open(), pools = count_pools(), pool;
+	long refs = module_refcnt();
+	char *page;
+
+	ASSERT_LE(0, ctl);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	c = (void *)page;
+	memset(c, 0, sizeof(*c));
+	c->flags = KFDPOOL_POOL_PERSIST;
+	strcpy(c->name, PREFIX "fault");
+	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_CREATE, c));
+	EXPECT_EQ(pools, count_pools());
+	EXPECT_EQ(refs, module_refcnt());
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(0, q.user_persistent);
+
+	pool = kfd_persist_new(PREFIX "fault", id);
+	ASSERT_LE(0, pool);
+	ASSERT_EQ(0, kfd_owner_handle(pool, &h));
+	close(pool);
+	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ | PROT_WRITE));
+	a = (void *)page;
+	memset(a, 0, sizeof(*a));
+	a->handle = h;
+	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_ADOPT, a));
+	ASSERT_EQ(1, kfd_list_find(id, &info));
+	EXPECT_EQ(0, info.owner_fds);
+	pool = kfd_adopt(ctl, &h, NULL);
+	EXPECT_LE(0, pool);
+	EXPECT_EQ(0, kfd_destroy(pool));
+	close(pool);
+	munmap(page, 4096);
+	close(ctl);
+}
+
 /* Every new field, flag and fd, fed a bad value. */
 TEST_F(persist, bad_args)
 {
