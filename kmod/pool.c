@@ -199,6 +199,9 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 		return -ENOMEM;
 	kref_init(&pool->ref);
 	mutex_init(&pool->lock);
+	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
+	pool->dmabufs = RB_ROOT;
+	pool->records.spare = KFDPOOL_RECTAB_NONE;
 	pool->owner_pid = get_pid(task_tgid(current));
 	pool->uid = current_euid();
 	pool->user = kfdpool_user_get(current_user_ns(), current_euid());
@@ -217,9 +220,6 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	pool->handle_types = args->handle_types;
 	pool->flags = args->flags;
 	pool->created = ktime_get_boottime_ns();
-	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1);
-	pool->dmabufs = RB_ROOT;
-	pool->records.spare = KFDPOOL_RECTAB_NONE;
 
 	mutex_lock(&kfdpool_pools_lock);
 	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, pool,

@@ -42,7 +42,9 @@
 #define FZ_THREADS 2
 #define FZ_WILD_PCT 20		/* random steps; the rest are stateful */
 #define FZ_STEPS 20000
-#define FZ_STEPS_DEBUG 20000
+/* The debug kernel's run is the deep one: 10^5 stateful calls at least. */
+#define FZ_STEPS_DEBUG 130000
+#define FZ_STATEFUL_DEBUG 100000
 #define FZ_POOLS 3
 #define FZ_BUFS 4
 #define FZ_RECS 16
@@ -1283,6 +1285,8 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 			TH_LOG("violation: %s", self->st->fs.msg[i]);
 	}
 	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->steps);
+	if (rel_debug_kernel() && !getenv("KFDPOOL_FUZZ_CALLS"))
+		EXPECT_LE(FZ_STATEFUL_DEBUG, self->st->fs.stateful);
 
 	/* Every pool's figures still add up, on every fd, in every view. */
 	for (i = 0; i < FZ_POOLS; i++) {
