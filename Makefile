@@ -4,7 +4,8 @@
 #
 #   make                  module for KDIR (default: the running kernel) + library
 #   make modules KVER=R   module for kernel release R, installed or a test
-#                         kernel of the cache (6.12, 6.1: tools/kernels)
+#                         kernel of the cache (6.12, 6.1, 5.10, newest:
+#                         tools/kernels)
 #   make lib              libkfdpool (native API) and libkfdpool-hip (HIP API):
 #                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
@@ -39,6 +40,12 @@ endif
 KDIR ?= $(or $(wildcard /lib/modules/$(KVER)/build),\
 	$(shell $(SRC)/tools/kernels --kdir $(KVER) 2>/dev/null),/lib/modules/$(KVER)/build)
 KOUT ?= $(BUILD)/kmod/$(if $(filter command line,$(origin KDIR)),$(subst /,_,$(KDIR)),$(KVER))
+# Kernels whose headers want another Debian release's compiler and C
+# library (5.10, newest) are built in a root of that release (tools/roots,
+# made once into the cache), with the same paths inside.
+KBUILD_SUITE = $(shell $(SRC)/tools/kernels --build-suite $(KVER))
+KBUILD_IN = $(if $(KBUILD_SUITE),$(SRC)/tools/roots --run $(KBUILD_SUITE) \
+	--bind $(KOUT) --bind $(BUILD) --bind $(KDIR) --)
 
 # Every host test program runs through this (NAME COMMAND...), so that
 # tools/check counts its tests against its KTAP plan (tools/ktap-count).
@@ -69,7 +76,7 @@ modules:
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
-	$(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
+	$(KBUILD_IN) $(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
 
 # A test-only dma-buf importer that the selftests load (tools/vm/run puts
@@ -79,7 +86,7 @@ test-modules: modules
 	@mkdir -p $(KOUT)/importer
 	@ln -sfn $(SRC)/selftests/importer/Kbuild $(KOUT)/importer/Kbuild
 	@ln -sfn $(SRC)/selftests/importer/kfdpool_importer.c $(KOUT)/importer/
-	$(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
+	$(KBUILD_IN) $(MAKE) -C $(KDIR) M=$(KOUT)/importer W=1 modules
 
 include $(SRC)/userlib/lib.mk
 include $(SRC)/selftests/build.mk

@@ -8,6 +8,7 @@
  * the user's and the global figure).  mmap() hands the vma to the shmem
  * file, as i915 does, so mappings hold ordinary page-cache pages.
  */
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
@@ -15,9 +16,8 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
-#include <linux/pagevec.h>
-#include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
@@ -25,6 +25,18 @@
 #include <linux/vmalloc.h>
 
 #include "kfdpool.h"
+
+#ifdef KFDPOOL_HAVE_FOLIO_BATCH_H
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
+
+#if !defined(KFDPOOL_HAVE_IOSYS_MAP) && defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+/* The same structure under its earlier name. */
+#define iosys_map		dma_buf_map
+#define iosys_map_set_vaddr	dma_buf_map_set_vaddr
+#endif
 
 /*
  * Fail rather than OOM-kill, in the memcg too (try_charge_memcg() gives up
@@ -43,7 +55,7 @@
  * @attachments: struct kfdpool_hostmem_attachment.node
  * @vaddr: the vmap, or NULL
  * @user: charged for the memory until the release
- * @locked_user: charged @npages of RLIMIT_MEMLOCK, or NULL
+ * @locked: its user is charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
 	struct file *shmem;
@@ -55,7 +67,7 @@ struct kfdpool_hostmem {
 	struct list_head attachments;
 	void *vaddr;
 	struct kfdpool_user *user;
-	struct user_struct *locked_user;
+	const struct cred *locked;
 };
 
 /**
@@ -72,6 +84,7 @@ struct kfdpool_hostmem_attachment {
 	bool mapped;
 };
 
+#ifdef KFDPOOL_HAVE_FOLIO_BATCH
 static struct folio *kfdpool_shmem_folio(struct address_space *mapping,
 					 pgoff_t index)
 {
@@ -115,29 +128,76 @@ static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
 	hm->npopulated = 0;
 }
 
+/* Hold the folio of page @i, marked dirty: the pages it filled, or -errno. */
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
+{
+	struct folio *folio;
+	pgoff_t n, end;
+
+	folio = kfdpool_shmem_folio(hm->shmem->f_mapping, i);
+	if (IS_ERR(folio))
+		return PTR_ERR(folio);
+	folio_mark_dirty(folio);
+	end = min_t(pgoff_t, hm->npages, folio->index + folio_nr_pages(folio));
+	for (n = i; n < end; n++)
+		hm->pages[n] = folio_file_page(folio, n);
+	return end - i;
+}
+#else
+/* Without folios: a reference on each page, page vectors to drop them. */
+static void kfdpool_hostmem_release_batch(struct pagevec *pvec)
+{
+	check_move_unevictable_pages(pvec);
+	pagevec_release(pvec);
+	cond_resched();
+}
+
+static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
+{
+	struct pagevec pvec;
+	pgoff_t i;
+
+	mapping_clear_unevictable(hm->shmem->f_mapping);
+	pagevec_init(&pvec);
+	for (i = 0; i < hm->npopulated; i++)
+		if (!pagevec_add(&pvec, hm->pages[i]))
+			kfdpool_hostmem_release_batch(&pvec);
+	if (pagevec_count(&pvec))
+		kfdpool_hostmem_release_batch(&pvec);
+	hm->npopulated = 0;
+}
+
+static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
+{
+	struct page *page;
+
+	page = shmem_read_mapping_page_gfp(hm->shmem->f_mapping, i,
+					   KFDPOOL_HOSTMEM_GFP);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	set_page_dirty(page);
+	hm->pages[i] = page;
+	return 1;
+}
+#endif
+
 /* Allocate every page; a fatal signal stops it. */
 static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 {
 	struct address_space *mapping = hm->shmem->f_mapping;
-	struct folio *folio;
-	pgoff_t i = 0, end;
+	pgoff_t i = 0;
+	long n;
 
 	mapping_set_gfp_mask(mapping, KFDPOOL_HOSTMEM_GFP);
 	mapping_set_unevictable(mapping);
 	while (i < hm->npages) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		folio = kfdpool_shmem_folio(mapping, i);
-		if (IS_ERR(folio))
-			return PTR_ERR(folio);
-		/* Reclaim could drop a clean one a mapping outlived us in. */
-		folio_mark_dirty(folio);
-		end = min_t(pgoff_t, hm->npages,
-			    folio->index + folio_nr_pages(folio));
-		while (i < end) {
-			hm->pages[i] = folio_file_page(folio, i);
-			i++;
-		}
+		/* Dirty: reclaim could drop a clean one a mapping outlived us in. */
+		n = kfdpool_hostmem_read(hm, i);
+		if (n < 0)
+			return n;
+		i += n;
 		hm->npopulated = i;
 		cond_resched();
 	}
@@ -156,9 +216,9 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 		kfdpool_uncharge(hm->user, hm);
 		kfdpool_user_put(hm->user);
 	}
-	if (hm->locked_user) {
-		atomic_long_sub(hm->npages, &hm->locked_user->locked_vm);
-		free_uid(hm->locked_user);
+	if (hm->locked) {
+		atomic_long_sub(hm->npages, &hm->locked->user->locked_vm);
+		put_cred(hm->locked);
 	}
 	mutex_destroy(&hm->lock);
 	kfree(hm);
@@ -176,7 +236,11 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	if (!hm->pages)
 		return -ENOMEM;
 	/* Not VM_NORESERVE: strict overcommit refuses the size here. */
+#ifdef KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS
+	shmem = shmem_file_setup("kfdpool", hm->size, EMPTY_VMA_FLAGS);
+#else
 	shmem = shmem_file_setup("kfdpool", hm->size, 0);
+#endif
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
 		goto err;
@@ -206,9 +270,16 @@ static int kfdpool_hostmem_attach(struct dma_buf *dmabuf,
 		return -ENOMEM;
 	seg = max_t(unsigned int, dma_get_max_seg_size(attach->dev),
 		    PAGE_SIZE);
+#ifdef KFDPOOL_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
 	ret = sg_alloc_table_from_pages_segment(&a->sgt, hm->pages,
 						hm->npages, 0, hm->size,
 						seg, GFP_KERNEL);
+#else
+	ret = PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(&a->sgt, hm->pages,
+							  hm->npages, 0,
+							  hm->size, seg, NULL,
+							  0, GFP_KERNEL));
+#endif
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -298,6 +369,26 @@ static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 	return kfdpool_hostmem_sync(dmabuf, dir, false);
 }
 
+#ifndef KFDPOOL_HAVE_VFS_MMAP
+#define vfs_mmap	call_mmap
+#endif
+
+#ifndef KFDPOOL_HAVE_IS_COW_MAPPING
+static inline bool is_cow_mapping(vm_flags_t flags)
+{
+	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
+}
+#endif
+
+#ifndef KFDPOOL_HAVE_VMA_SET_FILE
+static void vma_set_file(struct vm_area_struct *vma, struct file *file)
+{
+	get_file(file);
+	swap(vma->vm_file, file);
+	fput(file);
+}
+#endif
+
 /* The vma becomes the shmem file's (the core checked its range). */
 static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 				struct vm_area_struct *vma)
@@ -308,7 +399,7 @@ static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 	/* A private copy would not be shared memory. */
 	if (is_cow_mapping(vma->vm_flags))
 		return -EINVAL;
-	ret = call_mmap(hm->shmem, vma);
+	ret = vfs_mmap(hm->shmem, vma);
 	if (ret)
 		return ret;
 	vma_set_file(vma, hm->shmem);
@@ -316,33 +407,60 @@ static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 }
 
 /* The core counts vmaps: this runs for the first, vunmap for the last. */
-static int kfdpool_hostmem_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+static void *kfdpool_hostmem_vmap_pages(struct dma_buf *dmabuf)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 	void *vaddr;
 
 	if (hm->npages > UINT_MAX)
-		return -E2BIG;
+		return ERR_PTR(-E2BIG);
 	vaddr = vmap(hm->pages, hm->npages, VM_MAP, PAGE_KERNEL);
 	if (!vaddr)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	mutex_lock(&hm->lock);
 	hm->vaddr = vaddr;
 	mutex_unlock(&hm->lock);
-	iosys_map_set_vaddr(map, vaddr);
-	return 0;
+	return vaddr;
 }
 
-static void kfdpool_hostmem_vunmap(struct dma_buf *dmabuf,
-				   struct iosys_map *map)
+static void kfdpool_hostmem_vunmap(struct dma_buf *dmabuf, void *vaddr)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
 
 	mutex_lock(&hm->lock);
 	hm->vaddr = NULL;
 	mutex_unlock(&hm->lock);
-	vunmap(map->vaddr);
+	vunmap(vaddr);
 }
+
+#if defined(KFDPOOL_HAVE_IOSYS_MAP) || defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+static int kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf,
+				   struct iosys_map *map)
+{
+	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
+
+	if (IS_ERR(vaddr))
+		return PTR_ERR(vaddr);
+	iosys_map_set_vaddr(map, vaddr);
+	return 0;
+}
+
+static void kfdpool_hostmem_vunmap_op(struct dma_buf *dmabuf,
+				      struct iosys_map *map)
+{
+	kfdpool_hostmem_vunmap(dmabuf, map->vaddr);
+}
+#else
+/* Older kernels' vmap returns the address, NULL for any failure. */
+static void *kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf)
+{
+	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
+
+	return IS_ERR(vaddr) ? NULL : vaddr;
+}
+
+#define kfdpool_hostmem_vunmap_op	kfdpool_hostmem_vunmap
+#endif
 
 /* The last reference: no attachment, no vmap, no fd is left. */
 static void kfdpool_hostmem_release(struct dma_buf *dmabuf)
@@ -361,8 +479,8 @@ static const struct dma_buf_ops kfdpool_hostmem_ops = {
 	.begin_cpu_access = kfdpool_hostmem_begin_cpu,
 	.end_cpu_access = kfdpool_hostmem_end_cpu,
 	.mmap = kfdpool_hostmem_mmap,
-	.vmap = kfdpool_hostmem_vmap,
-	.vunmap = kfdpool_hostmem_vunmap,
+	.vmap = kfdpool_hostmem_vmap_op,
+	.vunmap = kfdpool_hostmem_vunmap_op,
 	.release = kfdpool_hostmem_release,
 };
 
@@ -417,11 +535,11 @@ static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 	struct kfdpool_pool *pool = pf->pool;
 	int ret;
 
-	if (pool->locked_user) {
-		ret = kfdpool_lock_pages(pool->locked_user, hm->npages);
+	if (pool->locked) {
+		ret = kfdpool_lock_pages(pool->locked->user, hm->npages);
 		if (ret)
 			return ret;
-		hm->locked_user = get_uid(pool->locked_user);
+		hm->locked = get_cred(pool->locked);
 	}
 	ret = kfdpool_lock(pf);
 	if (ret)

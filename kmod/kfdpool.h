@@ -40,9 +40,44 @@
 #endif
 
 #if IS_ENABLED(CONFIG_IO_URING) && \
-	(defined(KFDPOOL_HAVE_URING_CMD_H) || \
+	(defined(KFDPOOL_HAVE_URING_CMD_SQE128) || \
+	 defined(KFDPOOL_HAVE_URING_CMD_H) || \
 	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
 #define KFDPOOL_HAVE_URING	1
+#elif IS_ENABLED(CONFIG_IO_URING) && defined(KFDPOOL_HAVE_FOPS_URING_CMD)
+#error "kfdpool: unknown io_uring command API (see kmod/probes/uring_cmd_*.c)"
+#endif
+
+#ifndef KFDPOOL_HAVE_RB_ADD
+/* rb_add() and rb_find(), for kernels older than them. */
+static inline void rb_add(struct rb_node *node, struct rb_root *tree,
+			  bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &tree->rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = less(node, parent) ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color(node, tree);
+}
+
+static inline struct rb_node *
+rb_find(const void *key, const struct rb_root *tree,
+	int (*cmp)(const void *key, const struct rb_node *))
+{
+	struct rb_node *node = tree->rb_node;
+	int c;
+
+	while (node) {
+		c = cmp(key, node);
+		if (!c)
+			return node;
+		node = c < 0 ? node->rb_left : node->rb_right;
+	}
+	return NULL;
+}
 #endif
 
 /* Implementation limits, reported by QUERY. */
@@ -72,7 +107,7 @@ struct kfdpool_rec;
 struct kfdpool_user;
 struct seq_file;
 struct user_namespace;
-struct user_struct;
+struct cred;
 
 /*
  * The record table (record.c): 4 KiB pages of 73 records; record id N is
@@ -127,7 +162,8 @@ struct kfdpool_rectab {
  * @owner_pid: the thread group of the creator or of the last adopter
  * @uid: the creator's euid
  * @user: charged for entries and records
- * @locked_user: charged ALLOC's pages (RLIMIT_MEMLOCK), or NULL
+ * @locked: the creator's cred, whose user ALLOC charges (RLIMIT_MEMLOCK),
+ *	or NULL
  * @entries: entry id -> struct kfdpool_entry
  * @next_entry: cursor of the entry ids
  * @dmabufs: live entries by dma-buf
@@ -163,7 +199,7 @@ struct kfdpool_pool {
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
-	struct user_struct *locked_user;
+	const struct cred *locked;
 
 	struct xarray entries;
 	u32 next_entry;

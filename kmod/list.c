@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/debugfs.h>
+#include <linux/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>

@@ -119,7 +119,8 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
  *	number is the result)
  *
  * Every fd goes through receive_fd(), as SCM_RIGHTS does, so that security
- * modules see each file handed out.  When no fd can be had, the command is
+ * modules see each file handed out (kernels that keep it from modules get
+ * the fd as dma_buf_fd() gives one).  When no fd can be had, the command is
  * undone.
  *
  * Return: the new fd, 0 when @fdo holds no file, or -errno.
@@ -133,8 +134,17 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 		kfdpool_fd_out_init(fdo);
 		return 0;
 	}
-#ifdef KFDPOOL_HAVE_RECEIVE_FD_UFD
+#if defined(KFDPOOL_HAVE_RECEIVE_FD_UFD)
 	fd = receive_fd(file, ufd, O_CLOEXEC);
+#elif !defined(KFDPOOL_HAVE_EXPORT_RECEIVE_FD)
+	/* No receive path for modules: install as dma_buf_fd() does. */
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd >= 0 && ufd && put_user(fd, ufd)) {
+		put_unused_fd(fd);
+		fd = -EFAULT;
+	}
+	if (fd >= 0)
+		fd_install(fd, get_file(file));
 #else
 	fd = receive_fd(file, O_CLOEXEC);
 	/* Installed already: only a caller that unmapped its struct fails. */

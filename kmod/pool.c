@@ -52,7 +52,8 @@ static void kfdpool_pool_free(struct kref *ref)
 	WARN_ON(!pool->ended || pool->nr_entries);
 	xa_destroy(&pool->entries);
 	kfdpool_user_put(pool->user);
-	free_uid(pool->locked_user);
+	if (pool->locked)
+		put_cred(pool->locked);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
@@ -211,7 +212,7 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 		return -ENOMEM;
 	}
 	if (!capable(CAP_IPC_LOCK))	/* as io_uring decides */
-		pool->locked_user = get_current_user();
+		pool->locked = get_current_cred();
 	get_random_bytes(pool->id, sizeof(pool->id));
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	get_random_bytes(pool->nonce_key, sizeof(pool->nonce_key));

@@ -14,6 +14,7 @@
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
+#include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>

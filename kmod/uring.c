@@ -13,20 +13,10 @@
 #include "kfdpool.h"
 
 #ifdef KFDPOOL_HAVE_URING
-#ifdef KFDPOOL_HAVE_URING_CMD_H
+#if defined(KFDPOOL_HAVE_URING_CMD_SQE128) || defined(KFDPOOL_HAVE_URING_CMD_H)
 #include <linux/io_uring/cmd.h>
-
-static const void *kfdpool_uring_sqe_payload(struct io_uring_cmd *cmd)
-{
-	return io_uring_sqe_cmd(cmd->sqe);
-}
 #else
 #include <linux/io_uring.h>
-
-static const void *kfdpool_uring_sqe_payload(struct io_uring_cmd *cmd)
-{
-	return cmd->cmd;
-}
 #endif
 
 /* Bytes of command payload in a 128-byte SQE. */
@@ -47,6 +37,17 @@ union kfdpool_uring_payload {
 	struct kfdpool_release rel;
 	struct kfdpool_batch batch;
 };
+
+static const void *kfdpool_uring_sqe_payload(struct io_uring_cmd *cmd)
+{
+#if defined(KFDPOOL_HAVE_URING_CMD_SQE128)
+	return io_uring_sqe128_cmd(cmd->sqe, union kfdpool_uring_payload);
+#elif defined(KFDPOOL_HAVE_URING_CMD_H)
+	return io_uring_sqe_cmd(cmd->sqe);
+#else
+	return cmd->cmd;
+#endif
+}
 
 static int kfdpool_uring_export(struct kfdpool_file *pf,
 				const struct kfdpool_uring_export *ue)

@@ -11,6 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "kfdpool_handle_util.h"
+#include "kfdpool_uring_util.h"
 
 #define SZ		(64 * 1024)
 #define EXTRA		8	/* bytes a "newer" caller adds */
@@ -53,6 +54,7 @@ FIXTURE(abi) {
 	int ctl;
 	struct io_uring ring;
 	bool ring_ok;
+	int ring_err;
 };
 
 FIXTURE_SETUP(abi)
@@ -62,8 +64,9 @@ FIXTURE_SETUP(abi)
 	KFD_SET_SETUP("abi_test", 2, SZ, -1, 0x30);
 	self->ctl = kfd_open();
 	ASSERT_LE(0, self->ctl);
-	self->ring_ok = !io_uring_queue_init(8, &self->ring,
+	self->ring_err = io_uring_queue_init(8, &self->ring,
 					     IORING_SETUP_SQE128);
+	self->ring_ok = !self->ring_err;
 }
 
 FIXTURE_TEARDOWN(abi)
@@ -347,7 +350,7 @@ TEST_F(abi, batch_elements)
 		size_t k;
 
 		if (way && !self->ring_ok)
-			SKIP(return, "io_uring with SQE128");
+			SKIP(return, "%s", kfd_uring_skip_reason(self->ring_err));
 
 		k = sizeof(struct kfdpool_export);
 		big_fill(&a, k, bad);
@@ -480,7 +483,7 @@ TEST_F(abi, uring_payloads)
 	int pool = self->s.pool, imp = self->s.imp, res;
 
 	if (!self->ring_ok)
-		SKIP(return, "io_uring with SQE128");
+		SKIP(return, "%s", kfd_uring_skip_reason(self->ring_err));
 
 	ue.entry_id = self->s.entry[0];
 	ue.size = 128;

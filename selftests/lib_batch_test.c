@@ -13,6 +13,7 @@
 
 #include <kfdpool.h>
 #include "kfdpool_util.h"
+#include "kfdpool_uring_util.h"
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
 
@@ -313,7 +314,8 @@ FIXTURE_SETUP(uring_entry)
 					    .size = 4096 };
 	kfdpool_set_batch_mode(KFDPOOL_BATCH_URING);
 	if (kfdpool_exportv(self->pool, &self->ex, 1) == -EOPNOTSUPP)
-		SKIP(return, "io_uring commands not available");
+		SKIP(return, "%s",
+		     kfd_uring_missing() ?: "the module reports no io_uring commands");
 	ASSERT_EQ(0, self->ex.status);
 	ASSERT_EQ(KFDPOOL_BATCH_URING, kfdpool_last_batch_mode());
 }
@@ -747,7 +749,8 @@ FIXTURE_SETUP(uring_faults)
 	/* The library's control fd: never closed. */
 	ASSERT_LE(0, kfdpool_ctl(&q));
 	if (!(q.features & KFDPOOL_FEATURE_URING_CMD))
-		SKIP(return, "io_uring commands not available");
+		SKIP(return, "%s",
+		     kfd_uring_missing() ?: "the module reports no io_uring commands");
 	self->ctl = kfdpool_open();
 	ASSERT_LE(0, self->ctl);
 	self->pool = kfdpool_pool_create(self->ctl, 0, KFDPOOL_HANDLE_TYPE_FD,

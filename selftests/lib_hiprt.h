@@ -59,6 +59,7 @@
 	X(hipStreamWaitEvent_spt, "hip_5.2") \
 	X(hipEventCreateWithFlags, "hip_4.2") \
 	X(hipStreamCreate, "hip_4.2") \
+	X(hipRuntimeGetVersion, "hip_4.2") \
 	X(hipGetLastError, "hip_4.2") \
 	X(hipPeekAtLastError, "hip_4.2") \
 	X(hipDeviceSynchronize, "hip_4.2") \
@@ -86,6 +87,20 @@ static const struct hiprt_api *kp;	/* as this program reaches HIP */
 static struct hiprt_api rt;		/* libamdhip64's own functions */
 static const char *rt_path;
 static int rt_no_device;		/* the runtime answers NoDevice */
+static int rt_version;			/* its HIP_VERSION, 0 if it says none */
+static void *rt_handle;			/* libamdhip64 */
+
+static hipError_t rt_foreign_ptr;	/* its hipFree of a pointer not its */
+
+/*
+ * Without a GPU a runtime refuses what needs one with an error of its own
+ * release: hipErrorInvalidDevice (5.2 for a pointer it does not know) or
+ * hipErrorNoDevice (5.7 and 6.4 for that, and 6.4 for any lookup).
+ */
+static int rt_no_gpu_error(hipError_t e)
+{
+	return e == hipErrorInvalidDevice || e == hipErrorNoDevice;
+}
 
 static void hiprt_setup(void)
 {
@@ -106,6 +121,7 @@ static void hiprt_setup(void)
 		h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
 		return;
+	rt_handle = h;
 #define HIPRT_LOOKUP(name, version) \
 	rt.name = (__typeof__(rt.name))dlvsym(h, #name, version);
 	HIPRT_FUNCS(HIPRT_LOOKUP)
@@ -114,6 +130,10 @@ static void hiprt_setup(void)
 		rt_path = info.dli_fname;
 	rt_no_device = rt.hipGetDeviceCount &&
 		       rt.hipGetDeviceCount(&n) == hipErrorNoDevice;
+	if (!rt.hipRuntimeGetVersion || rt.hipRuntimeGetVersion(&rt_version))
+		rt_version = 0;
+	if (rt.hipFree)
+		rt_foreign_ptr = rt.hipFree(&rt_foreign_ptr);
 }
 
 /* The file a function of the table comes from. */
@@ -151,6 +171,63 @@ TEST(the_runtime_is_loaded_and_kfdpool_comes_first)
 	EXPECT_TRUE(kfdpool_is_first());
 	/* What kfdpool does not define is the runtime's. */
 	EXPECT_EQ((void *)rt.hipGetDeviceCount, (void *)kp->hipGetDeviceCount);
+}
+
+/* The runtime of the HIP release whose headers built this program. */
+TEST(the_runtime_is_the_headers_release)
+{
+	ASSERT_NE(0, rt_version) TH_LOG("hipRuntimeGetVersion failed");
+	TH_LOG("runtime HIP %d.%d.%d, headers HIP %d.%d.%d",
+	       rt_version / 10000000, rt_version / 100000 % 100,
+	       rt_version % 100000, HIP_VERSION_MAJOR, HIP_VERSION_MINOR,
+	       HIP_VERSION_PATCH);
+	EXPECT_EQ(HIP_VERSION_MAJOR, rt_version / 10000000);
+	EXPECT_EQ(HIP_VERSION_MINOR, rt_version / 100000 % 100);
+	TH_LOG("hipFree of a pointer it does not know: %d", rt_foreign_ptr);
+	if (rt_no_device)
+		EXPECT_TRUE(rt_no_gpu_error(rt_foreign_ptr));
+}
+
+/*
+ * A program that looks functions up (hipGetProcAddress, HIP 6.1 on) gets
+ * kfdpool's for the names kfdpool defines and the runtime's for the rest.
+ * Looked up by name: older headers do not declare it.  Without a GPU the
+ * runtime refuses every lookup (it initializes first), and kfdpool must
+ * answer the same; the replacement itself is checked against the stand-in
+ * (lib_standin_device_test).
+ */
+TEST(get_proc_address_reaches_kfdpool)
+{
+	typedef hipError_t gpa_fn(const char *symbol, void **pfn, int version,
+				  uint64_t flags, int *status);
+	gpa_fn *gpa, *rt_gpa;
+	void *mine = NULL, *theirs = NULL, *rt_mine = NULL;
+	hipError_t a;
+	int st = 0;
+
+	ASSERT_NE(NULL, rt_handle);
+	rt_gpa = (gpa_fn *)dlsym(rt_handle, "hipGetProcAddress");
+	if (!rt_gpa)
+		SKIP(return, "the runtime has no hipGetProcAddress (HIP before 6.1)");
+	gpa = (gpa_fn *)dlsym(RTLD_DEFAULT, "hipGetProcAddress");
+	ASSERT_NE(NULL, gpa);
+	EXPECT_TRUE(strstr(object_of((void *)gpa), "libkfdpool-hip") != NULL)
+		TH_LOG("hipGetProcAddress from %s", object_of((void *)gpa));
+	a = rt_gpa("hipMemPoolCreate", &rt_mine, rt_version, 0, &st);
+	EXPECT_EQ(a, gpa("hipMemPoolCreate", &mine, rt_version, 0, &st));
+	EXPECT_EQ(rt_gpa("hipGetDeviceCount", &rt_mine, rt_version, 0, &st),
+		  gpa("hipGetDeviceCount", &theirs, rt_version, 0, &st));
+	EXPECT_EQ(rt_gpa("noSuchFunction", &rt_mine, rt_version, 0, &st),
+		  gpa("noSuchFunction", &mine, rt_version, 0, &st));
+	if (a != hipSuccess) {
+		TH_LOG("the runtime refuses lookups: %d", a);
+		EXPECT_TRUE(rt_no_device && rt_no_gpu_error(a));
+		return;
+	}
+	EXPECT_EQ((void *)kp->hipMemPoolCreate, mine)
+		TH_LOG("hipMemPoolCreate from %s", object_of(mine));
+	EXPECT_EQ((void *)rt.hipGetDeviceCount, theirs)
+		TH_LOG("hipGetDeviceCount from %s", object_of(theirs));
 }
 
 TEST(error_names_and_strings_are_the_runtimes)
@@ -195,7 +272,7 @@ TEST(foreign_pointers_are_the_runtimes)
 	EXPECT_EQ(rt.hipMemPoolExportPointer(&d, NULL),
 		  kp->hipMemPoolExportPointer(&d, NULL));
 	if (rt_no_device)
-		EXPECT_EQ(hipErrorInvalidDevice, kp->hipFree(heap));
+		EXPECT_EQ(rt_foreign_ptr, kp->hipFree(heap));
 	free(heap);
 }
 
@@ -434,13 +511,18 @@ static void create_twice(void *arg)
 		a->ret[i] = kp->hipMemPoolCreate(&pool, &a->props);
 }
 
+/*
+ * An IPC device pool is kfdpool's.  Without a GPU no runtime can give it
+ * device memory to share, whatever its release can do on one (5.2 has no
+ * way to export device memory; 5.7 and 6.4 have, but their device answers
+ * no): refused, hipErrorNotSupported, and said once, naming why.
+ */
 TEST(device_pools_fail_beside_the_runtime)
 {
 	struct create_args a;
 	hipMemPool_t pool;
 	char out[4096];
 
-	/* An IPC device pool would be kfdpool's: refused, said once. */
 	memset(&a, 0, sizeof(a));
 	a.props.allocType = hipMemAllocationTypePinned;
 	a.props.location.type = hipMemLocationTypeDevice;
@@ -448,6 +530,7 @@ TEST(device_pools_fail_beside_the_runtime)
 	unsetenv("KFDPOOL_BACKEND");
 	EXPECT_EQ(1, stderr_lines_of(create_twice, &a, out, sizeof(out)))
 		TH_LOG("stderr: %s", out);
+	TH_LOG("%s", out);
 	EXPECT_EQ(hipErrorNotSupported, a.ret[0]);
 	EXPECT_EQ(hipErrorNotSupported, a.ret[1]);
 	EXPECT_TRUE(strstr(out, "kfdpool: device pools") != NULL);
@@ -541,7 +624,7 @@ TEST(host_pool_ipc_between_two_processes)
 		ASSERT_EQ(hipSuccess, kp->hipMemPoolExportPointer(&m.data[i], p[i]));
 		/* The runtime does not know kfdpool's pointers. */
 		if (rt_no_device)
-			EXPECT_EQ(hipErrorInvalidDevice, rt.hipFree(p[i]));
+			EXPECT_EQ(rt_foreign_ptr, rt.hipFree(p[i]));
 	}
 	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&fd, pool,
 		  hipMemHandleTypePosixFileDescriptor, 0));

@@ -11,6 +11,7 @@
  *  - the other host backends stay selectable; bad KFDPOOL_FABRIC_POLICY.
  */
 #include <grp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -38,9 +39,15 @@ struct share_msg {
 /* Become a render user: gid render, no other group, uid @uid. */
 static int become_render_user(uid_t uid)
 {
+	/*
+	 * What a user may lock by default from 5.16 on (and under systemd);
+	 * older kernels start init with 64 KiB, less than gup_ok() registers.
+	 */
+	struct rlimit memlock = { 8 << 20, 8 << 20 };
 	gid_t g = RENDER_GID;
 
-	if (setgroups(1, &g) || setresgid(g, g, g) || setresuid(uid, uid, uid))
+	if (setrlimit(RLIMIT_MEMLOCK, &memlock) || setgroups(1, &g) ||
+	    setresgid(g, g, g) || setresuid(uid, uid, uid))
 		return -errno;
 	return 0;
 }

@@ -77,24 +77,6 @@ FIXTURE_SETUP(order)
 	kfdpool_standin_log(logs, sizeof(logs));
 }
 
-/*
- * A chunk that was imported and is given back is unpinned before its
- * memory is released: the module holds the entry until its reaper sees
- * the last outside reference gone (kmod/held.c, up to 5 s later).  QUERY
- * reaps at once, so that no program after this one counts dma-bufs of
- * this one's.
- */
-static void reap_held(void)
-{
-	struct kfdpool_query q;
-	int ctl = kfdpool_open();
-
-	if (ctl < 0)
-		return;
-	kfdpool_query(ctl, &q);
-	close(ctl);
-}
-
 FIXTURE_TEARDOWN(order)
 {
 	if (!self->pool)
@@ -104,7 +86,6 @@ FIXTURE_TEARDOWN(order)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
 	hipStreamDestroy(self->a);
 	hipStreamDestroy(self->b);
-	reap_held();
 }
 
 TEST(the_runtime_is_the_test_only_stand_in)

@@ -205,7 +205,7 @@ FIXTURE_SETUP(refill)
 
 	ret = kfd_uring_init(&self->ring, RING);
 	if (ret)
-		SKIP(return, "io_uring with SQE128: %s", strerror(-ret));
+		SKIP(return, "%s", kfd_uring_skip_reason(ret));
 	self->ring_ok = true;
 	/* One bounded io-wq worker: the blocker holds it while we refill. */
 	ASSERT_EQ(0, io_uring_register_iowq_max_workers(&self->ring, workers));

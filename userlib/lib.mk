@@ -180,8 +180,11 @@ $(UNIT_OUT)/%: $(SRC)/userlib/test/%.c $(LIB_SO) $(LIB_HDRS) | ksft
 # What each library exports (no hip* name in libkfdpool, the runtime's
 # versions in libkfdpool-hip), as KTAP.
 .PHONY: symbols-check
+# (Also against the runtimes of the HIP roots tools/roots made.)
 symbols-check: lib
-	@$(KTAP_RUN) symbols-check $(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
+	@KFDPOOL_HIP_RUNTIMES="$(foreach s,trixie sid,$(wildcard $(shell \
+		$(SRC)/tools/roots --path $(s) 2>/dev/null)/usr/lib/x86_64-linux-gnu/libamdhip64.so.[0-9]))" \
+		$(KTAP_RUN) symbols-check $(SRC)/userlib/test/symbols-check $(SRC) $(LIBDIR_OUT)
 unit: symbols-check
 
 # Each program prints KTAP, between tools/ktap-run's markers.

@@ -23,7 +23,6 @@
 #include <linux/dma-map-ops.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
-#include <linux/iosys-map.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -31,6 +30,25 @@
 #include <linux/uaccess.h>
 
 #include "kfdpool_features.h"
+
+#if defined(KFDPOOL_HAVE_IOSYS_MAP)
+#include <linux/iosys-map.h>
+#elif defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+#include <linux/dma-buf-map.h>
+#define iosys_map	dma_buf_map
+#endif
+
+#ifndef KFDPOOL_HAVE_KMAP_LOCAL_PAGE
+/* Without local kmaps: a 64-bit kernel maps every page already. */
+#define kmap_local_page(page)	page_address(page)
+#define kunmap_local(addr)	((void)(addr))
+#endif
+
+#ifndef KFDPOOL_HAVE_DMA_BUF_MAP_ATTACHMENT_UNLOCKED
+/* The importer is static: the core takes no reservation lock for it. */
+#define dma_buf_map_attachment_unlocked		dma_buf_map_attachment
+#define dma_buf_unmap_attachment_unlocked	dma_buf_unmap_attachment
+#endif
 
 #ifdef KFDPOOL_HAVE_IMPORT_NS_IDENT
 MODULE_IMPORT_NS(DMA_BUF);
@@ -100,11 +118,50 @@ static int kfdpool_importer_device(struct device *dev, struct sg_table *sgt,
 	return 0;
 }
 
+#if defined(KFDPOOL_HAVE_IOSYS_MAP) || defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+static void *kfdpool_importer_vmap(struct dma_buf *dmabuf)
+{
+	struct iosys_map map;
+	int ret;
+
+#ifdef KFDPOOL_HAVE_DMA_BUF_VMAP_UNLOCKED
+	ret = dma_buf_vmap_unlocked(dmabuf, &map);
+#else
+	ret = dma_buf_vmap(dmabuf, &map);
+#endif
+	return ret ? ERR_PTR(ret) : map.vaddr;
+}
+
+static void kfdpool_importer_vunmap(struct dma_buf *dmabuf, void *vaddr)
+{
+	struct iosys_map map;
+
+	iosys_map_set_vaddr(&map, vaddr);
+#ifdef KFDPOOL_HAVE_DMA_BUF_VMAP_UNLOCKED
+	dma_buf_vunmap_unlocked(dmabuf, &map);
+#else
+	dma_buf_vunmap(dmabuf, &map);
+#endif
+}
+#else
+/* Older kernels' dma_buf_vmap() returns the address. */
+static void *kfdpool_importer_vmap(struct dma_buf *dmabuf)
+{
+	void *vaddr = dma_buf_vmap(dmabuf);
+
+	return vaddr ?: ERR_PTR(-ENOMEM);
+}
+
+static void kfdpool_importer_vunmap(struct dma_buf *dmabuf, void *vaddr)
+{
+	dma_buf_vunmap(dmabuf, vaddr);
+}
+#endif
+
 /* As the CPU, through vmap: read @seed + 1, write @seed + 2. */
 static int kfdpool_importer_cpu(struct dma_buf *dmabuf, u32 seed, u64 *bad,
 				u32 *stage)
 {
-	struct iosys_map map;
 	u32 *p;
 	u64 off;
 	int ret;
@@ -113,15 +170,12 @@ static int kfdpool_importer_cpu(struct dma_buf *dmabuf, u32 seed, u64 *bad,
 	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
 	if (ret)
 		return ret;
-#ifdef KFDPOOL_HAVE_DMA_BUF_VMAP_UNLOCKED
-	ret = dma_buf_vmap_unlocked(dmabuf, &map);
-#else
-	ret = dma_buf_vmap(dmabuf, &map);
-#endif
-	if (ret)
+	p = kfdpool_importer_vmap(dmabuf);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
 		goto out_cpu;
+	}
 	*stage = 5;
-	p = map.vaddr;
 	for (off = 0; off < dmabuf->size; off += 4) {
 		if (p[off / 4] != kfdpool_importer_word(seed + 1, off)) {
 			*bad = off;
@@ -132,11 +186,7 @@ static int kfdpool_importer_cpu(struct dma_buf *dmabuf, u32 seed, u64 *bad,
 	}
 	if (!ret)
 		*stage = 0;
-#ifdef KFDPOOL_HAVE_DMA_BUF_VMAP_UNLOCKED
-	dma_buf_vunmap_unlocked(dmabuf, &map);
-#else
-	dma_buf_vunmap(dmabuf, &map);
-#endif
+	kfdpool_importer_vunmap(dmabuf, p);
 out_cpu:
 	dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
 	return ret;

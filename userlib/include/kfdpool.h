@@ -84,10 +84,10 @@ int kfdpool_pool_stats(int pool_fd, uint32_t flags,
 
 /*
  * The pools the caller may see (every pool with CAP_SYS_ADMIN, else those
- * of its euid), a page at a time: up to @count (at most
- * KFDPOOL_POOL_LIST_MAX per call) into @pools from *@cursor on, 0 for the
- * first page.  *@cursor gets the next page's cursor, 0 after the last;
- * *@scope (may be NULL) KFDPOOL_POOL_LIST_ALL or _OWN.  Returns how many
+ * of its euid), a page at a time: up to @count (at most 256 per call)
+ * into @pools from *@cursor on, 0 for the first page.  *@cursor gets the
+ * next page's cursor, 0 after the last; *@scope (may be NULL)
+ * KFDPOOL_POOL_LIST_ALL or _OWN.  Returns how many
  * were written: possibly fewer than @count, even 0, with a non-zero
  * *@cursor (the kernel looks at a bounded number of pools per call).
  */
@@ -154,7 +154,7 @@ int kfdpool_handle_parse(const char *text,
 			 struct kfdpool_pool_handle *handle);
 
 /*
- * The batch ioctls, exactly: @count elements (1..KFDPOOL_BATCH_MAX), each
+ * The batch ioctls, exactly: @count elements (1..QUERY's max_batch), each
  * element's status field written.  Returns how many were processed.
  */
 int kfdpool_export_batch(int pool_fd, struct kfdpool_export *ops,
