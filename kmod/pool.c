@@ -92,7 +92,9 @@ void kfdpool_pool_end(struct kfdpool_pool *pool)
 	kfdpool_persist_end(pool);
 }
 
-/* The creator's pid in the caller's namespace while it lives, else 0. */
+/* The owner's pid (creator or adopter) in the caller's namespace while it
+ * lives, else 0.
+ */
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool)
 {
 	pid_t nr = 0;
