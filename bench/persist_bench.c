@@ -140,6 +140,15 @@ static void adopter(const struct handover *h, struct warm *w)
 	close(ctl);
 }
 
+static const char *const rows[] = {
+	"fill it again (512 x 2 MiB)", "adopt it (512 x 2 MiB)",
+	"fill again / adopt",
+};
+static const char *const cols[] = {
+	"create + ALLOC", "write every byte", "export 512 records",
+	"adopt", "import 512 records", "mmap 512 buffers", "ratio",
+};
+
 int main(void)
 {
 	int rounds = env_int("BENCH_ROUNDS", 7), r, p[2], st;
@@ -179,19 +188,8 @@ int main(void)
 		v[6][r] = (h.create_alloc + h.fill + h.export) /
 			  (w.adopt + w.import + w.map);
 	}
-	figure("persistent pool of 1 GiB", "fill it again (512 x 2 MiB)",
-	       "create + ALLOC", median(v[0], rounds), "ns");
-	figure("persistent pool of 1 GiB", "fill it again (512 x 2 MiB)",
-	       "write every byte", median(v[1], rounds), "ns");
-	figure("persistent pool of 1 GiB", "fill it again (512 x 2 MiB)",
-	       "export 512 records", median(v[2], rounds), "ns");
-	figure("persistent pool of 1 GiB", "adopt it (512 x 2 MiB)",
-	       "adopt", median(v[3], rounds), "ns");
-	figure("persistent pool of 1 GiB", "adopt it (512 x 2 MiB)",
-	       "import 512 records", median(v[4], rounds), "ns");
-	figure("persistent pool of 1 GiB", "adopt it (512 x 2 MiB)",
-	       "mmap 512 buffers", median(v[5], rounds), "ns");
-	figure("persistent pool of 1 GiB", "fill again / adopt",
-	       "ratio", median(v[6], rounds), "x");
+	for (k = 0; k < 7; k++)
+		figure("persistent pool of 1 GiB", rows[k / 3], cols[k],
+		       median(v[k], rounds), k < 6 ? "ns" : "x");
 	return 0;
 }

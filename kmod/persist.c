@@ -71,16 +71,19 @@ void kfdpool_persist_end(struct kfdpool_pool *pool)
 }
 
 /*
- * The pool of id @id, referenced, or NULL: for administrators, who know a
- * pool by the id the listing shows.  The lock is dropped now and then: a
- * walk over many pools must not hold up every other pool's creation.
+ * The pool of id @id, referenced, for an administrator, who knows a pool
+ * by the id the listing shows: 0, -EPERM or -ENOENT.  The lock is dropped
+ * now and then: a walk over many pools must not hold up every other
+ * pool's creation.
  */
-static struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
+static int kfdpool_admin_find(const u8 *id, struct kfdpool_pool **poolp)
 {
 	struct kfdpool_pool *pool, *found = NULL;
 	unsigned long idx;
 	unsigned int n = 0;
 
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	mutex_lock(&kfdpool_pools_lock);
 	xa_for_each(&kfdpool_pools, idx, pool) {
 		if (!memcmp(pool->id, id, KFDPOOL_ID_LEN)) {
@@ -95,7 +98,8 @@ static struct kfdpool_pool *kfdpool_pool_find_id(const u8 *id)
 		mutex_lock(&kfdpool_pools_lock);
 	}
 	mutex_unlock(&kfdpool_pools_lock);
-	return found;
+	*poolp = found;
+	return found ? 0 : -ENOENT;
 }
 
 /**
@@ -154,18 +158,14 @@ long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
 	if (args->flags & KFDPOOL_ADOPT_BY_ID) {
 		if (memchr_inv(&args->handle, 0, sizeof(args->handle)))
 			return -EINVAL;
-		if (!capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		pool = kfdpool_pool_find_id(args->id);
-		if (!pool)
-			return -ENOENT;
+		ret = kfdpool_admin_find(args->id, &pool);
 	} else {
 		if (memchr_inv(args->id, 0, sizeof(args->id)))
 			return -EINVAL;
 		ret = kfdpool_handle_resolve(&args->handle, true, &pool);
-		if (ret)
-			return ret;
 	}
+	if (ret)
+		return ret;
 	ret = kfdpool_persist_adopt(pool, fdo,
 				    offsetof(struct kfdpool_pool_adopt, fd));
 	kfdpool_pool_put(pool);
@@ -197,14 +197,13 @@ long kfdpool_ioctl_pool_destroy_id(struct file *file, unsigned int nr,
 {
 	struct kfdpool_pool_destroy_id *args = data;
 	struct kfdpool_pool *pool;
+	int ret;
 
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	pool = kfdpool_pool_find_id(args->id);
-	if (!pool)
-		return -ENOENT;
+	ret = kfdpool_admin_find(args->id, &pool);
+	if (ret)
+		return ret;
 	kfdpool_pool_end(pool);
 	kfdpool_pool_put(pool);
 	return 0;

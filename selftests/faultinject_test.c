@@ -576,7 +576,7 @@ static int fi_prepare(struct fi_state *s, unsigned int needs)
 		return 0;
 	s->persist = needs & FI_PERSIST;
 	s->pool = s->persist ?
-		  kfd_pool_create_flags(s->ctl, KFDPOOL_POOL_PERSIST, "fi",
+		  kfd_pool_create_flags(s->ctl, 0, KFDPOOL_POOL_PERSIST, "fi",
 					KFDPOOL_HANDLE_TYPES_ALL, s->id) :
 		  rel_pool_create(s->ctl, 0, KFDPOOL_HANDLE_TYPES_ALL, "fi");
 	if (s->pool < 0)

@@ -11,23 +11,6 @@
 
 #include "kfdpool_handle_util.h"
 
-/* A new pool with @flags; its owner fd or -errno.  @id may be NULL. */
-static inline int kfd_pool_create_flags(int ctl, __u32 flags, const char *name,
-					__u32 handle_types, __u8 *id)
-{
-	struct kfdpool_pool_create c = {};
-
-	c.flags = flags;
-	c.handle_types = handle_types;
-	if (name)
-		strncpy(c.name, name, sizeof(c.name) - 1);
-	if (ioctl(ctl, KFDPOOL_IOC_POOL_CREATE, &c))
-		return -errno;
-	if (id)
-		memcpy(id, c.id, sizeof(c.id));
-	return c.fd;
-}
-
 /* A persistent pool with every handle type, on a control fd of its own. */
 static inline int kfd_persist_new(const char *name, __u8 *id)
 {
@@ -35,7 +18,7 @@ static inline int kfd_persist_new(const char *name, __u8 *id)
 
 	if (ctl < 0)
 		return ctl;
-	fd = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST, name,
+	fd = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST, name,
 				   KFDPOOL_HANDLE_TYPES_ALL, id);
 	close(ctl);
 	return fd;
@@ -57,13 +40,7 @@ static inline int kfd_owner_handle(int pool, struct kfdpool_pool_handle *h)
 /* An import handle (UID policy) of the pool of owner fd @pool. */
 static inline int kfd_import_handle(int pool, struct kfdpool_pool_handle *h)
 {
-	struct kfdpool_handle_export e = {};
-
-	e.policy = KFDPOOL_HANDLE_POLICY_UID;
-	if (ioctl(pool, KFDPOOL_IOC_HANDLE_EXPORT, &e))
-		return -errno;
-	*h = e.handle;
-	return 0;
+	return kfd_handle_export(pool, KFDPOOL_HANDLE_POLICY_UID, 0, h);
 }
 
 /* Adopt by owner handle (@h) or, @h NULL, by @id: the owner fd or -errno. */
@@ -118,61 +95,101 @@ static inline int kfd_destroy_id(const __u8 *id)
 }
 
 /*
- * Look for the pool of @id in POOL_LIST (what the caller may see): 1 and
- * *@info filled if listed, 0 if not, -errno.  @info may be NULL.
+ * Call @fn(@info, @arg) for every pool POOL_LIST shows the caller, until
+ * it returns non-zero: that value, 0 after the last, or -errno.
  */
-static inline int kfd_list_find(const __u8 *id, struct kfdpool_pool_info *info)
+static inline int kfd_list_each(int (*fn)(const struct kfdpool_pool_info *,
+					  void *), void *arg)
 {
 	struct kfdpool_pool_info page[64];
 	__u64 cursor = 0;
-	int ctl = kfd_open(), n, i, found = 0;
-
-	if (ctl < 0)
-		return ctl;
-	do {
-		n = kfd_list_page(ctl, page, 64, &cursor);
-		if (n < 0) {
-			found = n;
-			break;
-		}
-		for (i = 0; i < n && !found; i++) {
-			if (memcmp(page[i].id, id, KFDPOOL_ID_LEN))
-				continue;
-			found = 1;
-			if (info)
-				*info = page[i];
-		}
-	} while (cursor && !found);
-	close(ctl);
-	return found;
-}
-
-/*
- * Destroy every persistent pool visible to the caller whose name starts
- * with @prefix: how many, or -errno.  Tests clean up with it.
- */
-static inline int kfd_persist_sweep(const char *prefix)
-{
-	struct kfdpool_pool_info page[64];
-	__u64 cursor = 0;
-	int ctl = kfd_open(), n, i, done = 0;
+	int ctl = kfd_open(), n, i, ret = 0;
 
 	if (ctl < 0)
 		return ctl;
 	do {
 		n = kfd_list_page(ctl, page, 64, &cursor);
 		if (n < 0)
-			break;
-		for (i = 0; i < n; i++) {
-			if (!(page[i].flags & KFDPOOL_POOL_PERSIST) ||
-			    strncmp(page[i].name, prefix, strlen(prefix)))
-				continue;
-			if (!kfd_destroy_id(page[i].id))
-				done++;
-		}
-	} while (cursor);
+			ret = n;
+		for (i = 0; i < n && !ret; i++)
+			ret = fn(&page[i], arg);
+	} while (cursor && !ret);
 	close(ctl);
-	return n < 0 ? n : done;
+	return ret;
+}
+
+struct kfd_find {
+	const __u8 *id;
+	struct kfdpool_pool_info *info;
+};
+
+static inline int kfd_find_one(const struct kfdpool_pool_info *p, void *arg)
+{
+	struct kfd_find *f = arg;
+
+	if (memcmp(p->id, f->id, KFDPOOL_ID_LEN))
+		return 0;
+	if (f->info)
+		*f->info = *p;
+	return 1;
+}
+
+/*
+ * Look for the pool of @id in POOL_LIST (what the caller may see): 1 and
+ * *@info filled if listed, 0 if not, -errno.  @info may be NULL.
+ */
+static inline int kfd_list_find(const __u8 *id, struct kfdpool_pool_info *info)
+{
+	struct kfd_find f = { id, info };
+
+	return kfd_list_each(kfd_find_one, &f);
+}
+
+static inline int kfd_count_one(const struct kfdpool_pool_info *p, void *arg)
+{
+	++*(int *)arg;
+	return 0;
+}
+
+/* How many pools POOL_LIST shows the caller, or -errno. */
+static inline int kfd_list_count(void)
+{
+	int n = 0, ret = kfd_list_each(kfd_count_one, &n);
+
+	return ret < 0 ? ret : n;
+}
+
+static inline int kfd_sweep_one(const struct kfdpool_pool_info *p, void *arg)
+{
+	const char *prefix = arg;
+
+	if ((p->flags & KFDPOOL_POOL_PERSIST) &&
+	    !strncmp(p->name, prefix, strlen(prefix)))
+		kfd_destroy_id(p->id);
+	return 0;
+}
+
+/*
+ * Destroy every persistent pool visible to the caller whose name starts
+ * with @prefix ("" for all).  Tests clean up with it.
+ */
+static inline void kfd_persist_sweep(const char *prefix)
+{
+	kfd_list_each(kfd_sweep_one, (void *)prefix);
+}
+
+/* References on the kfdpool module, -1 if unknown. */
+static inline long kfd_module_refcnt(void)
+{
+	long n = -1;
+	FILE *f = fopen("/sys/module/kfdpool/refcnt", "re");
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
 }
 
 #endif /* KFDPOOL_PERSIST_UTIL_H */

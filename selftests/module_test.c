@@ -150,19 +150,6 @@ TEST(unload_refused_while_control_open)
 	close(ctl);
 }
 
-static long refcnt(void)
-{
-	long n = -1;
-	FILE *f = fopen("/sys/module/kfdpool/refcnt", "re");
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
 /*
  * A persistent pool with no fd open holds the module: unloading is
  * refused (modprobe -r's "Module kfdpool is in use") until it is
@@ -185,13 +172,13 @@ TEST(unload_refused_while_persistent_pool_exists)
 	close(pool);
 
 	/* Nothing of this process is open: the pool and its memory hold it. */
-	EXPECT_EQ(2, refcnt());
+	EXPECT_EQ(2, kfd_module_refcnt());
 	EXPECT_EQ(-EWOULDBLOCK, unload());
 	EXPECT_EQ(-EWOULDBLOCK, unload());
 	ASSERT_EQ(1, kfd_list_find(id, NULL));
 
 	ASSERT_EQ(0, kfd_destroy_id(id));
-	EXPECT_EQ(0, refcnt());
+	EXPECT_EQ(0, kfd_module_refcnt());
 	ASSERT_EQ(0, unload());
 	ASSERT_EQ(0, load(ko));
 	if (baseline >= 0)

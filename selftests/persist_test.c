@@ -47,19 +47,6 @@ FIXTURE(persist) {
 	long refcnt;
 };
 
-static long module_refcnt(void)
-{
-	long n = -1;
-	FILE *f = fopen("/sys/module/kfdpool/refcnt", "re");
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
 FIXTURE_SETUP(persist)
 {
 	struct kfdpool_query q;
@@ -81,7 +68,7 @@ FIXTURE_SETUP(persist)
 	self->devmode = sb.st_mode & 07777;
 	ASSERT_EQ(0, chmod(KFD_DEV, 0666));
 	self->baseline = kfd_dmabuf_count_now();
-	self->refcnt = module_refcnt();
+	self->refcnt = kfd_module_refcnt();
 }
 
 FIXTURE_TEARDOWN(persist)
@@ -98,7 +85,7 @@ FIXTURE_TEARDOWN(persist)
 	if (self->baseline >= 0)
 		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
 	if (self->refcnt >= 0)
-		EXPECT_EQ(self->refcnt, module_refcnt());
+		EXPECT_EQ(self->refcnt, kfd_module_refcnt());
 }
 
 /*
@@ -250,7 +237,7 @@ TEST_F(persist, default_pool_still_ends)
 	int ctl = kfd_open(), pool;
 
 	ASSERT_LE(0, ctl);
-	pool = kfd_pool_create_flags(ctl, 0, PREFIX "live",
+	pool = kfd_pool_create_flags(ctl, 0, 0, PREFIX "live",
 				     KFDPOOL_HANDLE_TYPES_ALL, id);
 	ASSERT_LE(0, pool);
 	EXPECT_EQ(0, kfd_fdinfo_num(pool, "kfdpool-persistent"));
@@ -473,7 +460,7 @@ TEST_F(persist, rotate_kills_owner_handles)
 
 	ASSERT_LE(0, ctl);
 	/* No handle type: still an owner handle, and rotation. */
-	pool = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST,
+	pool = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST,
 				     PREFIX "rotate", 0, id);
 	ASSERT_LE(0, pool);
 	ASSERT_EQ(0, kfd_owner_handle(pool, &h));
@@ -530,18 +517,18 @@ static int count_limit(struct shared *sh)
 
 	if (ctl < 0)
 		return 10;
-	a = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST, PREFIX "a", 0,
+	a = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST, PREFIX "a", 0,
 				  NULL);
-	b = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST, PREFIX "b", 0,
+	b = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST, PREFIX "b", 0,
 				  NULL);
 	if (a < 0 || b < 0)
 		return 11;
-	c = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST, PREFIX "c", 0,
+	c = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST, PREFIX "c", 0,
 				  NULL);
 	if (c != -EDQUOT)
 		return 12;
 	/* Pools that do not persist are not counted. */
-	live = kfd_pool_create_flags(ctl, 0, PREFIX "live", 0, NULL);
+	live = kfd_pool_create_flags(ctl, 0, 0, PREFIX "live", 0, NULL);
 	if (live < 0)
 		return 13;
 	close(live);
@@ -551,7 +538,7 @@ static int count_limit(struct shared *sh)
 	if (kfd_destroy(a))
 		return 15;
 	close(a);
-	c = kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST, PREFIX "c", 0,
+	c = kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST, PREFIX "c", 0,
 				  NULL);
 	if (c < 0)
 		return 16;
@@ -560,49 +547,30 @@ static int count_limit(struct shared *sh)
 	return 0;
 }
 
-static int count_pools(void)
-{
-	struct kfdpool_pool_info page[64];
-	__u64 cursor = 0;
-	int ctl = kfd_open(), n, total = 0;
-
-	if (ctl < 0)
-		return ctl;
-	do {
-		n = kfd_list_page(ctl, page, 64, &cursor);
-		if (n < 0) {
-			total = n;
-			break;
-		}
-		total += n;
-	} while (cursor);
-	close(ctl);
-	return total;
-}
-
 TEST_F(persist, count_limit_edquot_leaves_nothing)
 {
-	int pools = count_pools(), ctl;
-	long dmabufs = kfd_dmabuf_count_now(), refs = module_refcnt();
+	int pools = kfd_list_count(), ctl;
+	long dmabufs = kfd_dmabuf_count_now(), refs = kfd_module_refcnt();
 
 	ASSERT_EQ(0, kfd_param_set("max_user_persistent", 2));
 	EXPECT_EQ(0, as_user(USER, count_limit, NULL));
 	/* Two persistent pools of USER are left, nothing else. */
-	EXPECT_EQ(pools + 2, count_pools());
+	EXPECT_EQ(pools + 2, kfd_list_count());
 	EXPECT_EQ(dmabufs, kfd_dmabuf_count(dmabufs));
-	EXPECT_EQ(refs + 2, module_refcnt());
-	EXPECT_EQ(2, kfd_persist_sweep(PREFIX));
-	EXPECT_EQ(refs, module_refcnt());
+	EXPECT_EQ(refs + 2, kfd_module_refcnt());
+	kfd_persist_sweep(PREFIX);
+	EXPECT_EQ(pools, kfd_list_count());
+	EXPECT_EQ(refs, kfd_module_refcnt());
 
 	/* 0: no persistent pool at all. */
 	ASSERT_EQ(0, kfd_param_set("max_user_persistent", 0));
 	ctl = kfd_open();
 	ASSERT_LE(0, ctl);
-	EXPECT_EQ(-EDQUOT, kfd_pool_create_flags(ctl, KFDPOOL_POOL_PERSIST,
+	EXPECT_EQ(-EDQUOT, kfd_pool_create_flags(ctl, 0, KFDPOOL_POOL_PERSIST,
 						 PREFIX "none", 0, NULL));
 	close(ctl);
-	EXPECT_EQ(pools, count_pools());
-	EXPECT_EQ(refs, module_refcnt());
+	EXPECT_EQ(pools, kfd_list_count());
+	EXPECT_EQ(refs, kfd_module_refcnt());
 }
 
 /*
@@ -843,8 +811,8 @@ TEST_F(persist, copy_back_faults_undo)
 	struct kfdpool_pool_handle h;
 	struct kfdpool_query q;
 	__u8 id[KFDPOOL_ID_LEN];
-	int ctl = kfd_open(), pools = count_pools(), pool;
-	long refs = module_refcnt();
+	int ctl = kfd_open(), pools = kfd_list_count(), pool;
+	long refs = kfd_module_refcnt();
 	char *page;
 
 	ASSERT_LE(0, ctl);
@@ -857,8 +825,8 @@ TEST_F(persist, copy_back_faults_undo)
 	strcpy(c->name, PREFIX "fault");
 	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ));
 	EXPECT_EQ(-EFAULT, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_CREATE, c));
-	EXPECT_EQ(pools, count_pools());
-	EXPECT_EQ(refs, module_refcnt());
+	EXPECT_EQ(pools, kfd_list_count());
+	EXPECT_EQ(refs, kfd_module_refcnt());
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(0, q.user_persistent);
 

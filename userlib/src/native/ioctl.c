@@ -210,9 +210,8 @@ KFDPOOL_EXPORT int kfdpool_release(int pool_fd, uint32_t entry_id)
 	return kfdpool_xioctl(pool_fd, KFDPOOL_IOC_RELEASE, &r);
 }
 
-KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
-					 uint32_t gid,
-					 struct kfdpool_pool_handle *handle)
+static int handle_export(int pool_fd, uint32_t policy, uint32_t gid,
+			 uint32_t flags, struct kfdpool_pool_handle *handle)
 {
 	struct kfdpool_handle_export h;
 	int ret;
@@ -222,6 +221,7 @@ KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
 	memset(&h, 0, sizeof(h));
 	h.policy = policy;
 	h.gid = gid;
+	h.flags = flags;
 	ret = kfdpool_xioctl(pool_fd, KFDPOOL_IOC_HANDLE_EXPORT, &h);
 	if (ret < 0)
 		return ret;
@@ -229,22 +229,18 @@ KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
 	return 0;
 }
 
+KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
+					 uint32_t gid,
+					 struct kfdpool_pool_handle *handle)
+{
+	return handle_export(pool_fd, policy, gid, 0, handle);
+}
+
 KFDPOOL_EXPORT int kfdpool_owner_handle_export(int pool_fd,
 					struct kfdpool_pool_handle *handle)
 {
-	struct kfdpool_handle_export h;
-	int ret;
-
-	if (!handle)
-		return -EINVAL;
-	memset(&h, 0, sizeof(h));
-	h.policy = KFDPOOL_HANDLE_POLICY_UID;
-	h.flags = KFDPOOL_HANDLE_EXPORT_OWNER;
-	ret = kfdpool_xioctl(pool_fd, KFDPOOL_IOC_HANDLE_EXPORT, &h);
-	if (ret < 0)
-		return ret;
-	*handle = h.handle;
-	return 0;
+	return handle_export(pool_fd, KFDPOOL_HANDLE_POLICY_UID, 0,
+			     KFDPOOL_HANDLE_EXPORT_OWNER, handle);
 }
 
 static int pool_adopt(int ctl_fd, const struct kfdpool_pool_handle *handle,
