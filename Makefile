@@ -10,6 +10,8 @@
 #                         .so, .a, .pc
 #   make selftests        the kselftests (needs the harness: make ksft)
 #   make demo             the main job: boot 6.12, share a pool, show accounting
+#   make demo-weights     a weight cache in a persistent pool: producer exits,
+#                         servers import later, a new producer adopts it
 #   make examples         examples/: README's exporter and importer,
 #                         pool_info (native API), share_pool (make demo's)
 #   make check            every test, ending with "N passed, N failed"
@@ -110,6 +112,10 @@ checkpatch: ksft
 
 demo:
 	$(SRC)/tools/demo
+
+.PHONY: demo-weights
+demo-weights:
+	$(SRC)/tools/demo-weights
 
 # Your own program in the VM, as HACKING.md shows it (TAP lines).
 .PHONY: vm-add-check examples-check

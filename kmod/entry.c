@@ -51,18 +51,21 @@ int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
 	    (spares && !kfdpool_pool_fits(pool, entry->size)))
 		return -ENOSPC;
+	ret = spares ? kfdpool_persist_charge(pool, entry->size) : 0;
+	if (ret)
+		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		return ret;
+		goto err;
 	if (spares) {
 		ret = kfdpool_charge(pool->user,
 				     kfdpool_charge_obj(entry->dmabuf),
 				     entry->size, 1, spares);
 		if (ret) {
 			xa_erase(&pool->entries, entry->id);
-			return ret;
+			goto err;
 		}
 	} else {
 		pool->charging -= entry->size;
@@ -73,6 +76,11 @@ int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
 	pool->reserved_high = max(pool->reserved_high, pool->reserved);
 	pool->nr_entries++;
 	return 0;
+err:
+	/* ALLOC's persistent bytes are its own to return. */
+	if (spares)
+		kfdpool_persist_uncharge(pool, entry->size);
+	return ret;
 }
 
 long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
@@ -144,6 +152,7 @@ static void kfdpool_entry_free(struct kfdpool_pool *pool,
 	}
 	pool->reserved -= entry->size;
 	pool->nr_entries--;
+	kfdpool_persist_uncharge(pool, entry->size);
 	kfdpool_uncharge(pool->user, kfdpool_charge_obj(entry->dmabuf));
 	/* The final fput, if this is it, runs later from task work. */
 	dma_buf_put(entry->dmabuf);

@@ -5,7 +5,10 @@
  * handle's fields and of the kernel id its policy admits (the exporter's
  * kuid, a kgid, or none).  Nothing is stored per handle: import recomputes
  * the MAC with the caller's own ids, whatever namespace numbers them, and
- * HANDLE_ROTATE's new key kills every handle given out.
+ * HANDLE_ROTATE's new key kills every handle given out.  Owner handles of
+ * persistent pools are made the same way, with a magic of their own and
+ * the UID policy of the pool's user only: they adopt (persist.c), never
+ * import.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -19,6 +22,7 @@
 #include "kfdpool.h"
 
 #define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
+#define KFDPOOL_OWNER_HANDLE_MAGIC	0x6b66704f	/* "Opfk" */
 #define KFDPOOL_SECRET_LEN	16
 
 /* The bytes of a handle (docs/uapi.md): the module's, not ABI. */
@@ -110,12 +114,20 @@ long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 	u32 policy = args->policy;
 	u32 gid = args->gid;
 	u32 kid = __kuid_val(kuid);
+	bool owner = args->flags & KFDPOOL_HANDLE_EXPORT_OWNER;
 	siphash_key_t key[2];
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
-	if (args->flags || args->pad || !kfdpool_handle_policy_ok(policy, gid))
+	if ((args->flags & ~KFDPOOL_HANDLE_EXPORT_OWNER) || args->pad ||
+	    !kfdpool_handle_policy_ok(policy, gid) ||
+	    (owner && policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
+	/* An owner handle admits the pool's own user, and only that user. */
+	if (owner && !(pool->flags & KFDPOOL_POOL_PERSIST))
+		return -EOPNOTSUPP;
+	if (owner && !uid_eq(kuid, pool->uid))
+		return -EPERM;
 	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
 		kgid_t kgid = make_kgid(ns, gid);
 
@@ -127,11 +139,11 @@ long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 			return -EPERM;
 		kid = KFDPOOL_HANDLE_KID_NONE;
 	}
-	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
+	if (!owner && !(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
 
 	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
-	h->magic = KFDPOOL_HANDLE_MAGIC;
+	h->magic = owner ? KFDPOOL_OWNER_HANDLE_MAGIC : KFDPOOL_HANDLE_MAGIC;
 	h->policy = policy;
 	h->gid = gid;
 	/* Our own euid is always mapped in our own namespace. */
@@ -156,7 +168,8 @@ long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 		return -EPERM;
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
+	if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) &&
+	    !(pool->flags & KFDPOOL_POOL_PERSIST))
 		return -EOPNOTSUPP;
 
 	mutex_lock(&pool->lock);
@@ -193,20 +206,30 @@ static bool kfdpool_handle_admits(const siphash_key_t key[2],
 	return false;
 }
 
-long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
-				      void *data, struct kfdpool_fd_out *fdo)
+/**
+ * kfdpool_handle_resolve() - the pool a handle names, if it admits the caller
+ * @uh: the handle
+ * @owner: an owner handle is wanted, else an import handle
+ * @poolp: returns the pool, referenced
+ *
+ * Return: 0; -EINVAL for bytes no handle of that kind has, -EPERM for an
+ * ANY handle where they are off, -ENOENT for no such pool, -EACCES for a
+ * handle not made for the pool or that does not admit the caller.
+ */
+int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
+			   struct kfdpool_pool **poolp)
 {
-	struct kfdpool_pool_import_handle *args = data;
 	struct kfdpool_handle_fmt fmt, *h = &fmt;
 	struct kfdpool_pool *pool;
 	siphash_key_t key[2];
 	bool admitted = false;
-	int ret;
 
-	memcpy(h, args->handle.data, sizeof(*h));
-	if (args->flags || memchr_inv(h->pad, 0, sizeof(h->pad)) ||
-	    h->magic != KFDPOOL_HANDLE_MAGIC ||
-	    !kfdpool_handle_policy_ok(h->policy, h->gid))
+	memcpy(h, uh->data, sizeof(*h));
+	if (memchr_inv(h->pad, 0, sizeof(h->pad)) ||
+	    h->magic != (owner ? KFDPOOL_OWNER_HANDLE_MAGIC :
+			 KFDPOOL_HANDLE_MAGIC) ||
+	    !kfdpool_handle_policy_ok(h->policy, h->gid) ||
+	    (owner && h->policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
 	/* Bearer tokens are off: every ANY handle given out stops working. */
 	if (h->policy == KFDPOOL_HANDLE_POLICY_ANY &&
@@ -217,23 +240,38 @@ long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
 	if (!pool)
 		return -ENOENT;
 
-	/* A pool that allows no handles never made one: the handle is forged. */
-	if (pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) {
+	/* A pool that allows no such handle never made one: it is forged. */
+	if (owner ? pool->flags & KFDPOOL_POOL_PERSIST :
+	    pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC) {
 		kfdpool_handle_key_get(pool, key);
 		admitted = kfdpool_handle_admits(key, h);
 		memzero_explicit(key, sizeof(key));
 	}
 	if (!admitted) {
-		ret = -EACCES;
-		goto out_put;
+		kfdpool_pool_put(pool);
+		return -EACCES;
 	}
+	*poolp = pool;
+	return 0;
+}
 
+long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
+				      void *data, struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_import_handle *args = data;
+	struct kfdpool_pool *pool;
+	int ret;
+
+	if (args->flags)
+		return -EINVAL;
+	ret = kfdpool_handle_resolve(&args->handle, false, &pool);
+	if (ret)
+		return ret;
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_IMPORT, fdo,
 				   offsetof(struct kfdpool_pool_import_handle,
 					    fd));
 	if (!ret)
 		args->fd = -1;
-out_put:
-	kfdpool_pool_put(pool);
+	kfdpool_pool_put(pool);	/* the file holds its own */
 	return ret;
 }

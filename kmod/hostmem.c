@@ -548,7 +548,12 @@ static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 	    !kfdpool_pool_fits(pool, hm->size))
 		ret = -ENOSPC;
 	else
+		ret = kfdpool_persist_charge(pool, hm->size);
+	if (!ret) {
 		ret = kfdpool_charge(pool->user, hm, hm->size, 2, spares);
+		if (ret)
+			kfdpool_persist_uncharge(pool, hm->size);
+	}
 	if (!ret)
 		pool->charging += hm->size;
 	mutex_unlock(&pool->lock);
@@ -565,6 +570,7 @@ static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
 {
 	mutex_lock(&pool->lock);
 	pool->charging -= hm->size;
+	kfdpool_persist_uncharge(pool, hm->size);
 	mutex_unlock(&pool->lock);
 	kfdpool_uncharge(pool->user, hm);
 }

@@ -98,6 +98,8 @@ extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
 extern unsigned int kfdpool_max_user_records;
 extern bool kfdpool_allow_any_handles;
+extern unsigned int kfdpool_max_user_persistent;
+extern unsigned long kfdpool_max_user_persistent_bytes;
 
 struct dma_buf;
 struct kfdpool_charge;
@@ -146,14 +148,18 @@ struct kfdpool_rectab {
  * struct kfdpool_pool - a pool of pinned dma-bufs
  * @ref: the memory's references: files and lookups
  * @lock: protects the fields below that change
- * @nr_owners: open owner files; the pool ends when none is left
+ * @nr_owners: open owner files; the pool ends when none is left, unless
+ *	it is kept
  * @ended: kfdpool_pool_end() ran: nothing is left, calls get -ENODEV
+ * @kept: a persistent pool holding itself and the module (persist.c)
  * @serial: index in kfdpool_pools until the pool ends
  * @id: random id
  * @name: name
  * @limit: bytes the pool may pin, 0 for no limit
  * @handle_types: KFDPOOL_HANDLE_TYPE_*
- * @owner_pid: the creator's thread group
+ * @flags: KFDPOOL_POOL_PERSIST: its entries count as persistent bytes
+ * @created: CLOCK_BOOTTIME of its creation, in ns
+ * @owner_pid: the thread group of the creator or of the last adopter
  * @uid: the creator's euid
  * @user: charged for entries and records
  * @locked: the creator's cred, whose user ALLOC charges (RLIMIT_MEMLOCK),
@@ -182,11 +188,14 @@ struct kfdpool_pool {
 	struct mutex lock;	/* see above */
 	u32 nr_owners;
 	bool ended;
+	bool kept;
 	u32 serial;
 	u8 id[KFDPOOL_ID_LEN];
 	char name[KFDPOOL_NAME_LEN];
 	u64 limit;
 	u32 handle_types;
+	u32 flags;
+	u64 created;
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
@@ -349,6 +358,7 @@ int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool);
 long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo);
+void kfdpool_pool_end(struct kfdpool_pool *pool);
 
 /* Lock @pf's pool, unless it ended: 0 or -ENODEV (unlocked). */
 static inline int kfdpool_lock(struct kfdpool_file *pf)
@@ -435,6 +445,11 @@ int kfdpool_records_charge(struct kfdpool_user *u);
 void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
 void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
 			  u64 *global, u64 *pinned, u32 *records);
+int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes);
+void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
+				   u64 bytes);
+void kfdpool_persist_user_figures(struct user_namespace *ns, kuid_t uid,
+				  u32 *pools, u64 *bytes);
 void kfdpool_users_show(struct seq_file *m);
 void kfdpool_limits_exit(void);
 
@@ -450,6 +465,33 @@ long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
 				      void *data, struct kfdpool_fd_out *fdo);
+int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
+			   struct kfdpool_pool **poolp);
+
+/* persist.c */
+int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo);
+void kfdpool_persist_end(struct kfdpool_pool *pool);
+long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
+			      struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_destroy(struct file *file, unsigned int nr,
+				void *data, struct kfdpool_fd_out *fdo);
+long kfdpool_ioctl_pool_destroy_id(struct file *file, unsigned int nr,
+				   void *data, struct kfdpool_fd_out *fdo);
+
+/* Charge @size more bytes of a persistent pool's entries; pool->lock held. */
+static inline int kfdpool_persist_charge(struct kfdpool_pool *pool, u64 size)
+{
+	if (!(pool->flags & KFDPOOL_POOL_PERSIST))
+		return 0;
+	return kfdpool_persist_user_charge(pool->user, 0, size);
+}
+
+static inline void kfdpool_persist_uncharge(struct kfdpool_pool *pool,
+					    u64 size)
+{
+	if (pool->flags & KFDPOOL_POOL_PERSIST)
+		kfdpool_persist_user_uncharge(pool->user, 0, size);
+}
 
 /* list.c */
 long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,

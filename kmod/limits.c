@@ -33,6 +33,8 @@ struct kfdpool_level {
  * @ref: pools, ALLOC buffers and users of the level below
  * @lvl: what is charged here, under kfdpool_charge_lock
  * @records: live records charged here
+ * @persistent: persistent pools charged here, under kfdpool_charge_lock
+ * @persistent_bytes: bytes of their entries, under kfdpool_charge_lock
  */
 struct kfdpool_user {
 	struct hlist_node hnode;
@@ -42,6 +44,8 @@ struct kfdpool_user {
 	refcount_t ref;
 	struct kfdpool_level lvl;
 	atomic_long_t records;
+	u32 persistent;
+	u64 persistent_bytes;
 };
 
 /**
@@ -95,7 +99,8 @@ static void kfdpool_user_put_locked(struct kfdpool_user *u)
 
 	for (; u && refcount_dec_and_test(&u->ref); u = parent) {
 		parent = u->parent;
-		WARN_ON(u->lvl.pinned || atomic_long_read(&u->records));
+		WARN_ON(u->lvl.pinned || atomic_long_read(&u->records) ||
+			u->persistent || u->persistent_bytes);
 		hash_del(&u->hnode);
 		put_user_ns(u->ns);
 		kfree(u);
@@ -331,24 +336,101 @@ void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
 	mutex_unlock(&kfdpool_users_lock);
 }
 
+/* Would @pools more persistent pools and @bytes more bytes pass a cap? */
+static bool kfdpool_persist_over(const struct kfdpool_user *n, u32 pools,
+				 u64 bytes)
+{
+	u32 maxp = READ_ONCE(kfdpool_max_user_persistent);
+	u64 maxb = READ_ONCE(kfdpool_max_user_persistent_bytes);
+
+	if (pools && (pools > maxp || n->persistent > maxp - pools))
+		return true;
+	return bytes && maxb && (bytes > maxb || n->persistent_bytes > maxb - bytes);
+}
+
+/**
+ * kfdpool_persist_user_charge() - charge persistent pools and their bytes
+ *	to @u at every level
+ * @u: the pool's user
+ * @pools: persistent pools, against max_user_persistent (0: none allowed)
+ * @bytes: bytes of their entries, against max_user_persistent_bytes
+ *
+ * Return: 0, or -EDQUOT when a level would pass a cap, nothing charged.
+ */
+int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes)
+{
+	struct kfdpool_user *n;
+	int ret = 0;
+
+	spin_lock(&kfdpool_charge_lock);
+	for (n = u; n; n = n->parent) {
+		if (kfdpool_persist_over(n, pools, bytes)) {
+			ret = -EDQUOT;
+			goto out;
+		}
+	}
+	for (n = u; n; n = n->parent) {
+		n->persistent += pools;
+		n->persistent_bytes += bytes;
+	}
+out:
+	spin_unlock(&kfdpool_charge_lock);
+	return ret;
+}
+
+void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
+				   u64 bytes)
+{
+	spin_lock(&kfdpool_charge_lock);
+	for (; u; u = u->parent) {
+		WARN_ON(u->persistent < pools || u->persistent_bytes < bytes);
+		u->persistent -= pools;
+		u->persistent_bytes -= bytes;
+	}
+	spin_unlock(&kfdpool_charge_lock);
+}
+
+/* QUERY: what the caller's own level holds in persistent pools. */
+void kfdpool_persist_user_figures(struct user_namespace *ns, kuid_t uid,
+				  u32 *pools, u64 *bytes)
+{
+	struct kfdpool_user *u;
+
+	*pools = 0;
+	*bytes = 0;
+	mutex_lock(&kfdpool_users_lock);
+	u = kfdpool_user_find(ns, uid);
+	if (u) {
+		spin_lock(&kfdpool_charge_lock);
+		*pools = u->persistent;
+		*bytes = u->persistent_bytes;
+		spin_unlock(&kfdpool_charge_lock);
+	}
+	mutex_unlock(&kfdpool_users_lock);
+}
+
 /* debugfs: one line per user level. */
 void kfdpool_users_show(struct seq_file *m)
 {
 	struct kfdpool_user *u;
 	unsigned int bkt;
-	u64 pinned;
+	u64 pinned, pbytes;
+	u32 persistent;
 
-	seq_puts(m, "# userns level uid owner_uid pinned records\n");
+	seq_puts(m, "# userns level uid owner_uid pinned records persistent persistent_bytes\n");
 	mutex_lock(&kfdpool_users_lock);
 	hash_for_each(kfdpool_users, bkt, u, hnode) {
 		spin_lock(&kfdpool_charge_lock);
 		pinned = u->lvl.pinned;
+		persistent = u->persistent;
+		pbytes = u->persistent_bytes;
 		spin_unlock(&kfdpool_charge_lock);
-		seq_printf(m, "%u %d %u %u %llu %ld\n", u->ns->ns.inum,
+		seq_printf(m, "%u %d %u %u %llu %ld %u %llu\n", u->ns->ns.inum,
 			   u->ns->level,
 			   from_kuid_munged(seq_user_ns(m), u->uid),
 			   from_kuid_munged(seq_user_ns(m), u->ns->owner),
-			   pinned, atomic_long_read(&u->records));
+			   pinned, atomic_long_read(&u->records), persistent,
+			   pbytes);
 	}
 	mutex_unlock(&kfdpool_users_lock);
 }

@@ -43,6 +43,9 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->records = pool->nr_records;
 	info->import_fds = pool->nr_import_fds;
 	info->serial = pool->serial;
+	info->flags = pool->flags;
+	info->owner_fds = pool->nr_owners;
+	info->age_ns = ktime_get_boottime_ns() - pool->created;
 }
 
 /*
@@ -129,12 +132,12 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 	struct kfdpool_pool *pool;
 	unsigned long idx;
 
-	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages\n");
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages persistent owner_fds age_s\n");
 	mutex_lock(&kfdpool_pools_lock);
 	xa_for_each(&kfdpool_pools, idx, pool) {
 		mutex_lock(&pool->lock);
 		if (!pool->ended)
-			seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u\n",
+			seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %u %llu\n",
 				   KFDPOOL_ID_LEN, pool->id,
 				   pool->name[0] ? pool->name : "-",
 				   kfdpool_owner_pid(pool),
@@ -144,7 +147,11 @@ static int kfdpool_pools_show(struct seq_file *m, void *unused)
 				   pool->used_high, pool->draining,
 				   pool->nr_entries, pool->nr_records,
 				   pool->nr_import_fds, pool->imported,
-				   pool->records.nr_pages);
+				   pool->records.nr_pages,
+				   !!(pool->flags & KFDPOOL_POOL_PERSIST),
+				   pool->nr_owners,
+				   div_u64(ktime_get_boottime_ns() -
+					   pool->created, NSEC_PER_SEC));
 		mutex_unlock(&pool->lock);
 	}
 	mutex_unlock(&kfdpool_pools_lock);

@@ -49,6 +49,22 @@ MODULE_PARM_DESC(allow_any_handles,
 		 "Allow pool handles of policy ANY, which admit anyone holding the handle (default: no)");
 
 /*
+ * Persistent pools stay with no process (persist.c): a user keeps few, and
+ * the bytes they pin are capped besides RLIMIT_MEMLOCK and user_limit.
+ */
+unsigned int kfdpool_max_user_persistent = 4;
+module_param_named(max_user_persistent, kfdpool_max_user_persistent, uint,
+		   0644);
+MODULE_PARM_DESC(max_user_persistent,
+		 "Persistent pools one user, and the user namespaces it owns, may keep (default 4, 0: none)");
+
+unsigned long kfdpool_max_user_persistent_bytes = SZ_1G;
+module_param_named(max_user_persistent_bytes,
+		   kfdpool_max_user_persistent_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_user_persistent_bytes,
+		 "Bytes the entries of one user's persistent pools may hold (default 1 GiB, 0: no limit)");
+
+/*
  * The caller's struct size is in the command number, as for dma-heap: a
  * larger struct is accepted only when its bytes past ours are zero (-E2BIG
  * otherwise, nothing done), and min(caller, kernel) bytes are copied back.
@@ -164,7 +180,7 @@ static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 	memset(q, 0, sizeof(*q));
 	q->abi_version = KFDPOOL_ABI_VERSION;
 	q->features = KFDPOOL_FEATURE_BATCH | KFDPOOL_FEATURE_POOL_HANDLE |
-		      KFDPOOL_FEATURE_HOST_ALLOC;
+		      KFDPOOL_FEATURE_HOST_ALLOC | KFDPOOL_FEATURE_PERSIST;
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
@@ -178,6 +194,12 @@ static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 	q->max_batch = KFDPOOL_BATCH_MAX;
 	q->max_records = KFDPOOL_MAX_RECORDS;
 	q->max_user_records = READ_ONCE(kfdpool_max_user_records);
+	q->max_user_persistent = READ_ONCE(kfdpool_max_user_persistent);
+	q->max_user_persistent_bytes =
+		READ_ONCE(kfdpool_max_user_persistent_bytes);
+	kfdpool_persist_user_figures(current_user_ns(), current_euid(),
+				     &q->user_persistent,
+				     &q->user_persistent_bytes);
 	return 0;
 }
 
@@ -186,6 +208,8 @@ static const struct kfdpool_ioctl_desc kfdpool_ctl_ioctls[] = {
 	KFDPOOL_IOCTL(POOL_CREATE, kfdpool_pool_create),
 	KFDPOOL_IOCTL(POOL_IMPORT_HANDLE, kfdpool_ioctl_pool_import_handle),
 	KFDPOOL_IOCTL(POOL_LIST, kfdpool_ioctl_pool_list),
+	KFDPOOL_IOCTL(POOL_ADOPT, kfdpool_ioctl_pool_adopt),
+	KFDPOOL_IOCTL(POOL_DESTROY_ID, kfdpool_ioctl_pool_destroy_id),
 };
 
 static long kfdpool_ctl_ioctl(struct file *file, unsigned int cmd,
@@ -237,7 +261,10 @@ err_debugfs:
 	return ret;
 }
 
-/* Every pool file and every ALLOC dma-buf holds a module reference. */
+/*
+ * Every pool file, every ALLOC dma-buf and every persistent pool holds a
+ * module reference: nothing of ours is left here.
+ */
 static void __exit kfdpool_exit(void)
 {
 	misc_deregister(&kfdpool_misc);

@@ -69,9 +69,9 @@ void kfdpool_pool_put(struct kfdpool_pool *pool)
 /*
  * End @pool: off the tables, then its entries unpinned and its records
  * freed.  The one way a pool ends; one that ended already is left alone.
- * Called without pool->lock.
+ * Called without pool->lock, by a holder of a reference.
  */
-static void kfdpool_pool_end(struct kfdpool_pool *pool)
+void kfdpool_pool_end(struct kfdpool_pool *pool)
 {
 	bool ended;
 
@@ -89,9 +89,12 @@ static void kfdpool_pool_end(struct kfdpool_pool *pool)
 	mutex_lock(&pool->lock);
 	kfdpool_pool_free_entries(pool);
 	mutex_unlock(&pool->lock);
+	kfdpool_persist_end(pool);
 }
 
-/* The creator's pid in the caller's namespace while it lives, else 0. */
+/* The owner's pid (creator or adopter) in the caller's namespace while it
+ * lives, else 0.
+ */
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool)
 {
 	pid_t nr = 0;
@@ -113,7 +116,7 @@ static void kfdpool_file_close(struct kfdpool_file *pf)
 	if (!pool->ended)
 		kfdpool_file_drop_imports(pf);
 	if (pf->mode == KFDPOOL_MODE_OWNER)
-		end = !--pool->nr_owners;
+		end = !--pool->nr_owners && !pool->kept;
 	else
 		pool->nr_import_fds--;
 	mutex_unlock(&pool->lock);
@@ -186,7 +189,7 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	struct kfdpool_pool *pool;
 	int ret;
 
-	if (args->flags || args->pad ||
+	if ((args->flags & ~KFDPOOL_POOL_PERSIST) || args->pad ||
 	    (args->handle_types & ~KFDPOOL_HANDLE_TYPES_ALL) ||
 	    !kfdpool_name_valid(args->name))
 		return -EINVAL;
@@ -218,6 +221,8 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	strscpy(pool->name, args->name, sizeof(pool->name));
 	pool->limit = args->limit ? args->limit : cap;
 	pool->handle_types = args->handle_types;
+	pool->flags = args->flags;
+	pool->created = ktime_get_boottime_ns();
 
 	mutex_lock(&kfdpool_pools_lock);
 	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, pool,
@@ -234,6 +239,11 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 				   offsetof(struct kfdpool_pool_create, fd));
 	if (ret)
 		kfdpool_pool_end(pool);
+	else if (pool->flags & KFDPOOL_POOL_PERSIST)
+		ret = kfdpool_persist_begin(pool, fdo);
+	/* The file's close ends a pool that could not persist. */
+	if (ret)
+		kfdpool_fd_abort(fdo);
 	kfdpool_pool_put(pool);
 	args->fd = -1;
 	return ret;
@@ -331,6 +341,7 @@ static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
 	KFDPOOL_IOCTL(HANDLE_EXPORT, kfdpool_ioctl_handle_export),
 	KFDPOOL_IOCTL(HANDLE_ROTATE, kfdpool_ioctl_handle_rotate),
 	KFDPOOL_IOCTL(ALLOC, kfdpool_ioctl_alloc),
+	KFDPOOL_IOCTL(POOL_DESTROY, kfdpool_ioctl_pool_destroy),
 };
 
 static long kfdpool_pool_ioctl(struct file *file, unsigned int cmd,
@@ -378,6 +389,8 @@ static void kfdpool_pool_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "kfdpool-fd-imported:\t%llu\n", st.fd_imported_bytes);
 	seq_printf(m, "kfdpool-fd-imports:\t%u\n", st.fd_imports);
 	seq_printf(m, "kfdpool-file-id:\t%llu\n", pf->id);
+	seq_printf(m, "kfdpool-persistent:\t%u\n",
+		   !!(pf->pool->flags & KFDPOOL_POOL_PERSIST));
 }
 
 static const struct file_operations kfdpool_pool_fops = {

@@ -17,6 +17,12 @@
  * (CONFIG_FAIL_PAGE_ALLOC): for its cases the page allocator's fault
  * injection is made to count order-0, highmem and sleeping allocations.
  *
+ * Persistent pools are among the cases: creating one, its owner handle,
+ * adopting it, destroying it (on its owner fd and by id), and PIN and
+ * ALLOC in it.  A failed create or adopt must leave no pool kept, no
+ * module reference and nothing charged to the user's persistent figures;
+ * a failed adopt leaves the pool adoptable.
+ *
  * Needs CONFIG_FAULT_INJECTION_DEBUG_FS and CONFIG_FAILSLAB (the debug
  * kernel); skips elsewhere.
  */
@@ -24,6 +30,7 @@
 #define _GNU_SOURCE
 #endif
 #include "reliability.h"
+#include "kfdpool_persist_util.h"
 #include "kselftest_harness.h"
 
 #define FI_FAILSLAB "/sys/kernel/debug/failslab/"
@@ -123,6 +130,9 @@ struct fi_state {
 	struct kfdpool_release rl[4];
 	char fdinfo[64];
 	struct kfdpool_pool_handle handle;
+	struct kfdpool_pool_handle owner;	/* FI_PERSIST: its owner handle */
+	__u8 id[KFDPOOL_ID_LEN];		/* FI_PERSIST: its id */
+	bool persist;
 	char page[4096];
 };
 
@@ -137,6 +147,8 @@ enum {
 	FI_UNDONE = 64,		/* a late EFAULT may leave the deed done */
 	FI_HANDLE = 128,	/* a 64-byte handle of the pool */
 	FI_PAGES = 256,		/* page allocations are fault points too */
+	FI_PERSIST = 512,	/* the pool is persistent (its owner handle) */
+	FI_ORPHAN = 1024,	/* ... and its owner fd closed before the call */
 };
 
 struct fi_case {
@@ -153,6 +165,8 @@ struct fi_case {
 	long (*call)(struct fi_state *s);
 	/* After a success: close what the call made. */
 	void (*reap)(struct fi_state *s, long ret);
+	/* After a failure: whatever the case must still find; true if so. */
+	bool (*intact)(struct fi_state *s);
 };
 
 static long fi_ioctl(int fd, unsigned long cmd, void *arg)
@@ -376,6 +390,49 @@ static long fi_rotate(struct fi_state *s)
 	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_ROTATE, &r);
 }
 
+static long fi_create_persist(struct fi_state *s)
+{
+	struct kfdpool_pool_create c = { .flags = KFDPOOL_POOL_PERSIST,
+					 .handle_types = KFDPOOL_HANDLE_TYPES_ALL,
+					 .name = "fi" };
+	long ret = fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_CREATE, &c);
+
+	s->out = ret ? -1 : c.fd;
+	return ret;
+}
+
+static long fi_owner_handle(struct fi_state *s)
+{
+	struct kfdpool_handle_export h = { .policy = KFDPOOL_HANDLE_POLICY_UID,
+					   .flags = KFDPOOL_HANDLE_EXPORT_OWNER };
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_HANDLE_EXPORT, &h);
+}
+
+static long fi_adopt(struct fi_state *s)
+{
+	struct kfdpool_pool_adopt a = { .handle = s->owner };
+	long ret = fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_ADOPT, &a);
+
+	s->out = ret ? -1 : a.fd;
+	return ret;
+}
+
+static long fi_destroy(struct fi_state *s)
+{
+	struct kfdpool_pool_destroy d = {};
+
+	return fi_ioctl(s->pool, KFDPOOL_IOC_POOL_DESTROY, &d);
+}
+
+static long fi_destroy_id(struct fi_state *s)
+{
+	struct kfdpool_pool_destroy_id d = {};
+
+	memcpy(d.id, s->id, sizeof(d.id));
+	return fi_ioctl(s->ctl, KFDPOOL_IOC_POOL_DESTROY_ID, &d);
+}
+
 static long fi_alloc(struct fi_state *s)
 {
 	struct kfdpool_alloc a = { .size = FI_BUF_SIZE, .cookie = 7 };
@@ -404,6 +461,29 @@ static void fi_reap_out(struct fi_state *s, long ret)
 	if (s->out >= 0)
 		close(s->out);
 	s->out = -1;
+}
+
+/* A persistent pool just made: destroyed with its fd. */
+static void fi_reap_persist(struct fi_state *s, long ret)
+{
+	if (s->out >= 0)
+		kfd_destroy(s->out);
+	fi_reap_out(s, ret);
+}
+
+/* The pool is still listed, persistent, with no owner fd: adoptable. */
+static bool fi_still_orphan(struct fi_state *s)
+{
+	struct kfdpool_pool_info info;
+
+	return kfd_list_find(s->id, &info) == 1 &&
+	       (info.flags & KFDPOOL_POOL_PERSIST) && !info.owner_fds;
+}
+
+/* A destroy that failed left the pool as it was: listed. */
+static bool fi_still_listed(struct fi_state *s)
+{
+	return kfd_list_find(s->id, NULL) == 1;
 }
 
 static void fi_reap_import_batch(struct fi_state *s, long ret)
@@ -456,6 +536,17 @@ static const struct fi_case fi_cases[] = {
 	{ "ALLOC", FI_POOL | FI_PAGES, fi_alloc, fi_reap_out },
 	{ "ALLOC (pool has entries)", FI_POOL | FI_PIN | FI_REC | FI_PAGES,
 	  fi_alloc, fi_reap_out },
+	{ "POOL_CREATE (persist)", 0, fi_create_persist, fi_reap_persist },
+	{ "HANDLE_EXPORT (owner)", FI_POOL | FI_PERSIST, fi_owner_handle, NULL },
+	{ "PIN (persistent)", FI_POOL | FI_PERSIST, fi_pin, NULL },
+	{ "ALLOC (persistent)", FI_POOL | FI_PERSIST | FI_PIN | FI_PAGES,
+	  fi_alloc, fi_reap_out },
+	{ "POOL_ADOPT", FI_POOL | FI_PERSIST | FI_PIN | FI_REC | FI_ORPHAN,
+	  fi_adopt, fi_reap_out, fi_still_orphan },
+	{ "POOL_DESTROY", FI_POOL | FI_PERSIST | FI_PIN | FI_REC | FI_IMP |
+	  FI_HELD, fi_destroy, NULL, fi_still_listed },
+	{ "POOL_DESTROY_ID", FI_POOL | FI_PERSIST | FI_PIN | FI_REC | FI_ORPHAN,
+	  fi_destroy_id, NULL, fi_still_listed },
 };
 
 #define FI_NCASES (sizeof(fi_cases) / sizeof(fi_cases[0]))
@@ -483,7 +574,11 @@ static int fi_prepare(struct fi_state *s, unsigned int needs)
 	s->have_ring = false;
 	if (!needs)
 		return 0;
-	s->pool = rel_pool_create(s->ctl, 0, KFDPOOL_HANDLE_TYPES_ALL, "fi");
+	s->persist = needs & FI_PERSIST;
+	s->pool = s->persist ?
+		  kfd_pool_create_flags(s->ctl, 0, KFDPOOL_POOL_PERSIST, "fi",
+					KFDPOOL_HANDLE_TYPES_ALL, s->id) :
+		  rel_pool_create(s->ctl, 0, KFDPOOL_HANDLE_TYPES_ALL, "fi");
 	if (s->pool < 0)
 		return s->pool;
 	snprintf(s->fdinfo, sizeof(s->fdinfo), "/proc/self/fdinfo/%d", s->pool);
@@ -528,6 +623,15 @@ static int fi_prepare(struct fi_state *s, unsigned int needs)
 			return ret;
 		s->have_ring = true;
 	}
+	if (s->persist) {
+		ret = kfd_owner_handle(s->pool, &s->owner);
+		if (ret)
+			return ret;
+	}
+	if (needs & FI_ORPHAN) {
+		close(s->pool);
+		s->pool = -1;
+	}
 	if (needs & FI_PAGES)
 		fi_page_faults(true);
 	return 0;
@@ -546,6 +650,10 @@ static void fi_cleanup(struct fi_state *s)
 		close(s->buf);
 	if (s->pool >= 0)
 		close(s->pool);
+	/* A persistent pool stays without its fds: it goes by id. */
+	if (s->persist)
+		kfd_destroy_id(s->id);
+	s->persist = false;
 	s->pool = s->imp = s->buf = s->out = -1;
 	s->have_ring = false;
 }
@@ -742,12 +850,26 @@ TEST_F_TIMEOUT(fi, every_fault_point_in_turn, 3000)
 							       (unsigned long long)st0.imported_bytes,
 							       (unsigned long long)st1.imported_bytes);
 				}
+				if (fc->intact)
+					EXPECT_TRUE(fc->intact(s))
+						TH_LOG("%s, fault point %u: failed with %s but the pool changed",
+						       fc->name, n, strerror(-ret));
 			} else {
 				ok_calls++;
 				if (fc->reap)
 					fc->reap(s, ret);
 			}
 			fi_cleanup(s);
+			{
+				struct kfdpool_query q = {};
+
+				ASSERT_EQ(0, rel_ioctl(s->ctl, KFDPOOL_IOC_QUERY, &q));
+				EXPECT_TRUE(!q.user_persistent &&
+					    !q.user_persistent_bytes)
+					TH_LOG("%s, fault point %u: %u persistent pools, %llu bytes left charged",
+					       fc->name, n, q.user_persistent,
+					       (unsigned long long)q.user_persistent_bytes);
+			}
 			ASSERT_TRUE(rel_counts_settle(&self->base, &now))
 				TH_LOG("%s, fault point %u: dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
 				       fc->name, n, self->base.dmabufs,

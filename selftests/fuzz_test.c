@@ -36,6 +36,7 @@
 
 #include "reliability.h"
 #include "fuzz_state.h"
+#include "kfdpool_persist_util.h"
 #include "kselftest_harness.h"
 
 #define FZ_PROCS 2
@@ -1318,6 +1319,11 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 			close(e->fds[i]);
 	if (rel_src_fd >= 0)
 		close(rel_src_fd);
+	/*
+	 * A random call may have asked for a persistent pool (flags 1): it
+	 * stays by design, so it goes by id before the count.
+	 */
+	kfd_persist_sweep("");
 	EXPECT_TRUE(rel_counts_settle(&self->base, &now)) {
 		TH_LOG("dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
 		       self->base.dmabufs, now.dmabufs, self->base.pools,

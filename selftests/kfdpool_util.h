@@ -327,13 +327,15 @@ static inline int kfd_list_page(int ctl, struct kfdpool_pool_info *info,
 	return l.count;
 }
 
-/* A new pool; its owner fd or -errno.  @id may be NULL. */
-static inline int kfd_pool_create(int ctl, __u64 limit, const char *name,
-				  __u32 handle_types, __u8 *id)
+/* A new pool with @flags; its owner fd or -errno.  @id may be NULL. */
+static inline int kfd_pool_create_flags(int ctl, __u64 limit, __u32 flags,
+					const char *name, __u32 handle_types,
+					__u8 *id)
 {
 	struct kfdpool_pool_create c = {};
 
 	c.limit = limit;
+	c.flags = flags;
 	c.handle_types = handle_types;
 	if (name)
 		strncpy(c.name, name, sizeof(c.name) - 1);
@@ -342,6 +344,12 @@ static inline int kfd_pool_create(int ctl, __u64 limit, const char *name,
 	if (id)
 		memcpy(id, c.id, sizeof(c.id));
 	return c.fd;
+}
+
+static inline int kfd_pool_create(int ctl, __u64 limit, const char *name,
+				  __u32 handle_types, __u8 *id)
+{
+	return kfd_pool_create_flags(ctl, limit, 0, name, handle_types, id);
 }
 
 /* A pool with every handle type and no limit, opening /dev/kfdpool. */

@@ -18,7 +18,15 @@
  * an exporter whose importer died sees the import fd and its imports gone
  * from the pool's figures and its own bytes intact.
  *
- *   KFDPOOL_KILL_ROUNDS  rounds (default 200)
+ * kill.persistent does the same to persistent pools: a producer is killed
+ * anywhere in creating, filling and churning one, an adopter anywhere in
+ * adopting, churning and destroying it.  Whatever the kill points, a pool
+ * handed over before its producer died imports with the right bytes
+ * afterwards, an adopter gets it (or finds it destroyed), and once the
+ * round's pools are destroyed by id nothing is left: dma-bufs, pools,
+ * module references and the persistent figures back to their baselines.
+ *
+ *   KFDPOOL_KILL_ROUNDS  rounds (default 200; kill.persistent a quarter)
  *   KFDPOOL_KILL_SEED    replay the kill points (the seed is printed)
  */
 #ifndef _GNU_SOURCE
@@ -30,6 +38,7 @@
 #include <sys/wait.h>
 
 #include "reliability.h"
+#include "kfdpool_persist_util.h"
 #include "kselftest_harness.h"
 
 #define KA_BUFS 2
@@ -513,6 +522,222 @@ TEST_F_TIMEOUT(kill, anywhere, 3000)
 		       (unsigned long long)r, kills, both, survived,
 		       before_send, after_send, importer_done);
 	EXPECT_EQ(rounds, r);
+}
+
+/* ---- persistent pools ---- */
+
+#define KP_NAME "ka-persist"
+
+/* What a producer hands over: the pool's id, handles and a record. */
+struct kp_msg {
+	__u8 id[KFDPOOL_ID_LEN];
+	struct kfdpool_pool_handle owner, import;
+	struct kfdpool_record rec;
+	uint32_t tag;
+};
+
+/* Create, fill and hand over a persistent pool, then churn until killed. */
+static int kp_producer(int out, uint32_t tag, uint64_t seed)
+{
+	struct kfdpool_record churn[4] = {};
+	struct kp_msg m = {};
+	int pool, fd, i;
+	uint32_t e;
+
+	pool = kfd_persist_new(KP_NAME, m.id);
+	if (pool < 0)
+		return KA_SETUP;
+	fd = rel_alloc(pool, KA_BUF_SIZE, tag, &e);
+	if (fd < 0 || rel_dmabuf_pattern(fd, KA_BUF_SIZE, tag, true))
+		return KA_SETUP;
+	close(fd);
+	m.tag = tag;
+	if (rel_export(pool, e, 0, KA_BUF_SIZE, &m.rec) ||
+	    kfd_owner_handle(pool, &m.owner) ||
+	    kfd_import_handle(pool, &m.import))
+		return KA_SETUP;
+	if (write(out, &m, sizeof(m)) != sizeof(m))
+		return KA_SETUP;
+	for (i = 0;; i++) {
+		unsigned int k = rel_below(&seed, 4);
+
+		switch (rel_below(&seed, 4)) {
+		case 0:
+			fd = rel_alloc(pool, k ? KA_BUF_SIZE : 16 << 20, k, &e);
+			if (fd >= 0) {
+				close(fd);
+				rel_export(pool, e, 0, 64, &churn[k]);
+			}
+			break;
+		case 1:
+			rel_revoke(pool, &churn[k]);
+			break;
+		case 2:
+			rel_unpin(pool, REC(&churn[k])->entry_id);
+			break;
+		default:
+			fd = rel_pool_export(pool);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	return KA_OK;
+}
+
+/*
+ * Adopt the pool (the producer is dead: nobody else holds it) and check
+ * the producer's bytes, then churn, destroying it now and then, until
+ * killed.  KA_OK when it found the pool destroyed already.
+ */
+static int kp_adopter(const struct kp_msg *m, uint64_t seed)
+{
+	struct kfdpool_record churn[4] = {};
+	struct kfdpool_import im;
+	int pool = -EBUSY, fd, i;
+	uint32_t e;
+
+	for (i = 0; i < 300 && pool == -EBUSY; i++) {
+		pool = kfd_adopt_open(&m->owner, NULL);
+		if (pool == -EBUSY)
+			usleep(10000);
+	}
+	if (pool < 0)
+		return pool == -ENOENT ? KA_OK : KA_BAD_IMPORT;
+	fd = rel_import(pool, &m->rec, 0, &im);
+	if (fd < 0 || rel_dmabuf_pattern(fd, KA_BUF_SIZE, m->tag, false))
+		return KA_BAD_BYTES;
+	close(fd);
+	rel_release(pool, im.entry_id);
+	for (;;) {
+		unsigned int k = rel_below(&seed, 4);
+
+		switch (rel_below(&seed, 8)) {
+		case 0:
+			kfd_destroy(pool);
+			break;
+		case 1:
+		case 2:
+			fd = rel_alloc(pool, KA_BUF_SIZE, k, &e);
+			if (fd >= 0) {
+				close(fd);
+				rel_export(pool, e, 0, 64, &churn[k]);
+			}
+			break;
+		case 3:
+			rel_revoke(pool, &churn[k]);
+			break;
+		case 4:
+			rel_unpin(pool, REC(&churn[k])->entry_id);
+			break;
+		default:
+			rel_import(pool, &m->rec, KFDPOOL_IMPORT_VALIDATE, NULL);
+		}
+	}
+	return KA_OK;
+}
+
+/* A consumer after the producer's death: the handed-over bytes. */
+static int kp_consume(const struct kp_msg *m)
+{
+	int ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC), imp, fd, ret;
+	struct kfdpool_import im;
+
+	if (ctl < 0)
+		return KA_SETUP;
+	imp = kfd_handle_import(ctl, &m->import);
+	close(ctl);
+	if (imp < 0)
+		return KA_BAD_IMPORT;
+	fd = rel_import(imp, &m->rec, 0, &im);
+	ret = fd < 0 ? KA_BAD_IMPORT :
+	      rel_dmabuf_pattern(fd, KA_BUF_SIZE, m->tag, false) ?
+	      KA_BAD_BYTES : KA_OK;
+	if (fd >= 0)
+		close(fd);
+	close(imp);
+	return ret;
+}
+
+TEST_F_TIMEOUT(kill, persistent, 3000)
+{
+	uint64_t rounds = rel_env_u64("KFDPOOL_KILL_ROUNDS", 200) / 4;
+	uint64_t seed = rel_seed("KFDPOOL_KILL_SEED") ^ 0x5045525349535400ull;
+	unsigned long long handed = 0, consumed = 0, adopted = 0;
+	unsigned int delay_us = 20000;
+	struct rel_counts base, now;
+	struct kfdpool_query q;
+	uint64_t r;
+
+	if (kfd_query(&q) || !(q.features & KFDPOOL_FEATURE_PERSIST))
+		SKIP(return, "no persistent pools in this module");
+	kfd_persist_sweep(KP_NAME);
+	rel_counts_read(&base);
+	ksft_print_msg("KFDPOOL_KILL_SEED (persistent, xored) 0x%llx, %llu rounds\n",
+		       (unsigned long long)seed, (unsigned long long)rounds);
+
+	for (r = 0; r < rounds; r++) {
+		struct kp_msg m;
+		int p[2], st;
+		pid_t pid;
+		bool have;
+
+		ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			close(p[0]);
+			_exit(kp_producer(p[1], (uint32_t)r, seed ^ (r << 20)));
+		}
+		close(p[1]);
+		usleep(rel_below(&seed, delay_us + 1));
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			TH_LOG("round %llu: producer: %s", (unsigned long long)r,
+			       ka_why(st));
+		have = read(p[0], &m, sizeof(m)) == sizeof(m);
+		close(p[0]);
+		/* Kill points before the hand-over, then after, in turn. */
+		delay_us = have ? delay_us * 3 / 4 + 100 : delay_us * 5 / 4 + 1000;
+
+		if (have) {
+			handed++;
+			/* Handed over: it outlived its producer, bytes and all. */
+			EXPECT_EQ(KA_OK, kp_consume(&m))
+				TH_LOG("round %llu: consumer after the producer's death",
+				       (unsigned long long)r);
+			consumed++;
+			pid = fork();
+			ASSERT_LE(0, pid);
+			if (!pid)
+				_exit(kp_adopter(&m, seed ^ (r << 40)));
+			usleep(rel_below(&seed, 20000));
+			kill(pid, SIGKILL);
+			ASSERT_EQ(pid, waitpid(pid, &st, 0));
+			EXPECT_TRUE(WIFSIGNALED(st) ||
+				    WEXITSTATUS(st) == KA_OK)
+				TH_LOG("round %llu: adopter: %s",
+				       (unsigned long long)r, ka_why(st));
+			adopted += WIFSIGNALED(st);
+		}
+
+		/* What the round left goes by id; then nothing is left. */
+		kfd_persist_sweep(KP_NAME);
+		ASSERT_TRUE(rel_counts_settle(&base, &now)) {
+			TH_LOG("round %llu: dma-bufs %ld -> %ld, pools %ld -> %ld, module refs %ld -> %ld",
+			       (unsigned long long)r, base.dmabufs, now.dmabufs,
+			       base.pools, now.pools, base.refcnt, now.refcnt);
+		}
+		ASSERT_EQ(0, kfd_query(&q));
+		ASSERT_EQ(0, q.user_persistent);
+		ASSERT_EQ(0, q.user_persistent_bytes);
+		if (_metadata->exit_code)
+			break;
+	}
+	ksft_print_msg("killanywhere (persistent): %llu rounds, %llu handed over and imported after the producer's death, %llu adopters killed\n",
+		       (unsigned long long)r, handed, adopted);
+	EXPECT_EQ(rounds, r);
+	EXPECT_EQ(handed, consumed);
 }
 
 TEST_HARNESS_MAIN

@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 
 #include "kselftest_harness.h"
-#include "kfdpool_util.h"
+#include "kfdpool_persist_util.h"
 
 static int unload(void)
 {
@@ -147,6 +147,50 @@ TEST(unload_refused_while_control_open)
 	if (ctl < 0)
 		SKIP(return, "/dev/kfdpool: %s", strerror(-ctl));
 	EXPECT_EQ(-EWOULDBLOCK, unload());
+	close(ctl);
+}
+
+/*
+ * A persistent pool with no fd open holds the module: unloading is
+ * refused (modprobe -r's "Module kfdpool is in use") until it is
+ * destroyed, and its entry's memory goes with it.
+ */
+TEST(unload_refused_while_persistent_pool_exists)
+{
+	const char *ko = getenv("KFDPOOL_KO");
+	int pool, fd, baseline, i, ctl = -1;
+	__u8 id[KFDPOOL_ID_LEN];
+	struct kfdpool_alloc a = { .size = 4096 };
+
+	if (!ko || access(ko, R_OK))
+		SKIP(return, "KFDPOOL_KO not set: cannot reload the module");
+	baseline = kfd_dmabuf_count_now();
+	pool = kfd_persist_new("unload-persist", id);
+	ASSERT_LE(0, pool);
+	ASSERT_EQ(0, kfd_ioctl(pool, KFDPOOL_IOC_ALLOC, &a));
+	close(a.fd);
+	close(pool);
+
+	/* Nothing of this process is open: the pool and its memory hold it. */
+	EXPECT_EQ(2, kfd_module_refcnt());
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	ASSERT_EQ(1, kfd_list_find(id, NULL));
+
+	ASSERT_EQ(0, kfd_destroy_id(id));
+	EXPECT_EQ(0, kfd_module_refcnt());
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load(ko));
+	if (baseline >= 0)
+		EXPECT_EQ(baseline, kfd_dmabuf_count(baseline));
+	for (i = 0; i < 100 && ctl < 0; i++) {
+		ctl = kfd_open();
+		if (ctl < 0)
+			usleep(10000);
+	}
+	ASSERT_LE(0, ctl);
+	fd = kfd_adopt(ctl, NULL, id);
+	EXPECT_EQ(-ENOENT, fd);
 	close(ctl);
 }
 

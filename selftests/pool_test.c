@@ -98,7 +98,7 @@ TEST_F(pool, create_bad_args)
 	struct kfdpool_pool_create c;
 
 	memset(&c, 0, sizeof(c));
-	c.flags = 1;
+	c.flags = 2;	/* the first flag after KFDPOOL_POOL_PERSIST */
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->ctl, KFDPOOL_IOC_POOL_CREATE, &c));
 	memset(&c, 0, sizeof(c));
 	c.flags = 0x80000000;
@@ -422,6 +422,7 @@ TEST_F(pool, fdinfo_keys)
 		"kfdpool-draining-entries", "kfdpool-records",
 		"kfdpool-import-fds", "kfdpool-imported",
 		"kfdpool-fd-imported", "kfdpool-fd-imports", "kfdpool-file-id",
+		"kfdpool-persistent",
 	};
 	char path[64], line[256];
 	unsigned int k = 0;
@@ -446,7 +447,7 @@ TEST_F(pool, fdinfo_keys)
 TEST_F(pool, debugfs)
 {
 	char hex[2 * KFDPOOL_ID_LEN + 1], line[512], id[64], name[64];
-	unsigned long long v[13];
+	unsigned long long v[16];
 	int pid, found = 0, p2;
 	FILE *f;
 
@@ -458,14 +459,14 @@ TEST_F(pool, debugfs)
 	kfd_hex(self->id, KFDPOOL_ID_LEN, hex);
 	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
 	EXPECT_EQ('#', line[0]);
-	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages\n"));
+	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages persistent owner_fds age_s\n"));
 	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			       id, name, &pid, &v[0], &v[1], &v[2], &v[3],
 			       &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			       &v[10], &v[11]);
+			       &v[10], &v[11], &v[12], &v[13], &v[14]);
 
-		EXPECT_EQ(15, n);
+		EXPECT_EQ(18, n);
 		if (!strcmp(name, "-") && pid == getpid())
 			found |= 2;
 		if (strcmp(id, hex))
@@ -475,6 +476,8 @@ TEST_F(pool, debugfs)
 		EXPECT_EQ(getpid(), pid);
 		EXPECT_EQ(getuid(), v[0]);
 		EXPECT_EQ(1 << 30, v[1]);
+		EXPECT_EQ(0, v[12]);	/* not persistent */
+		EXPECT_EQ(1, v[13]);	/* one owner fd */
 	}
 	fclose(f);
 	EXPECT_EQ(3, found);

@@ -37,6 +37,8 @@
 
 #include "kselftest_harness.h"
 
+#define KFD_DEV_PATH "/dev/kfdpool"
+
 #define MIB (1024ull * 1024)
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -732,6 +734,89 @@ TEST_F(stat, ended_pool_not_shown)
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
 	close(ready[0]);
+}
+
+/* Run kfdpool-stat --destroy @id as @uid (0: as we are); its status. */
+static int stat_destroy_as(uid_t uid, const char *id)
+{
+	char args[64], *out;
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(90);
+		snprintf(args, sizeof(args), "--destroy %s", id);
+		out = stat_run(args, &status);
+		if (!out)
+			_exit(91);
+		printf("# %s", out);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 92);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A persistent pool nobody holds is listed with its age and no owner fd,
+ * says how it goes, and goes with --destroy as root (not as nobody).
+ */
+TEST_F(stat, persistent_pool_shown_and_destroyed)
+{
+	struct kfdpool_pool_create c = {
+		.flags = KFDPOOL_POOL_PERSIST,
+		.handle_types = KFDPOOL_HANDLE_TYPE_FD,
+	};
+	struct kfdpool_record rec;
+	struct stat sb;
+	json_object *doc, *p;
+	char id[33], want[128], *txt;
+	int i, st;
+	uint32_t e;
+
+	snprintf(c.name, sizeof(c.name), "stat-persist");
+	ASSERT_EQ(0, ioctl(self->ctl, KFDPOOL_IOC_POOL_CREATE, &c));
+	for (i = 0; i < KFDPOOL_ID_LEN; i++)
+		sprintf(id + 2 * i, "%02x", c.id[i]);
+	e = stat_pin(c.fd, self->vgem, 1 * MIB);
+	ASSERT_NE(0, e);
+	ASSERT_EQ(0, stat_export(c.fd, e, 0, 1 * MIB, &rec));
+	close(c.fd);
+
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	p = jfind(doc, "pools", "id", id);
+	ASSERT_NE(NULL, p);
+	EXPECT_TRUE(json_object_get_boolean(jget(p, "persistent")));
+	EXPECT_EQ(0, jnum(p, "owner_fds"));
+	EXPECT_GT(UINT64_MAX, jnum(p, "age_s"));
+	EXPECT_EQ(1, jnum(p, "records"));
+	EXPECT_EQ(1 * MIB, jnum(p, "reserved"));
+	json_object_put(doc);
+	txt = stat_run("", &st);
+	ASSERT_NE(NULL, txt);
+	snprintf(want, sizeof(want), "pool stat-persist  id %s", id);
+	EXPECT_NE(NULL, strstr(txt, want)) TH_LOG("in:\n%s", txt);
+	EXPECT_NE(NULL, strstr(txt, "  persistent: 0 owner fd(s), age ")) TH_LOG("in:\n%s", txt);
+	EXPECT_NE(NULL, strstr(txt, "kfdpool-stat --destroy")) TH_LOG("in:\n%s", txt);
+	free(txt);
+
+	/* nobody may not, root may, once; a bad id is a usage error */
+	ASSERT_EQ(0, stat(KFD_DEV_PATH, &sb));
+	ASSERT_EQ(0, chmod(KFD_DEV_PATH, 0666));
+	EXPECT_EQ(1, stat_destroy_as(65534, id));
+	chmod(KFD_DEV_PATH, sb.st_mode & 07777);
+	EXPECT_EQ(0, stat_destroy_as(0, id));
+	EXPECT_EQ(1, stat_destroy_as(0, id));
+	EXPECT_EQ(2, stat_destroy_as(0, "not-an-id"));
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	EXPECT_EQ(NULL, jfind(doc, "pools", "id", id));
+	json_object_put(doc);
 }
 
 TEST_HARNESS_MAIN

@@ -24,6 +24,7 @@ static const struct {
 	{ KFDPOOL_FEATURE_URING_CMD, "uring_cmd" },
 	{ KFDPOOL_FEATURE_POOL_HANDLE, "pool-handle" },
 	{ KFDPOOL_FEATURE_HOST_ALLOC, "host-alloc" },
+	{ KFDPOOL_FEATURE_PERSIST, "persist" },
 };
 
 static void features(uint32_t f)
@@ -81,5 +82,13 @@ int main(void)
 	       (unsigned long long)q.global_pinned);
 	printf("%-22s %llu bytes, %u records\n", "charged now (you)",
 	       (unsigned long long)q.user_pinned, q.user_records);
+	if (q.features & KFDPOOL_FEATURE_PERSIST) {
+		printf("%-22s %u\n", "persistent per user",
+		       q.max_user_persistent);
+		limit("persistent bytes/user", q.max_user_persistent_bytes);
+		printf("%-22s %u pools, %llu bytes\n", "persistent now (you)",
+		       q.user_persistent,
+		       (unsigned long long)q.user_persistent_bytes);
+	}
 	return 0;
 }

@@ -200,13 +200,15 @@ unit: lib $(UNIT_BINS)
 # rpath to build/lib.  Where HIP's runtime cannot be linked they are built
 # without -lamdhip64 (the library then stands alone).  pool_info: the
 # native API alone (-lkfdpool).  share_pool: make demo's program, built
-# four ways.
+# four ways.  weight_cache: make demo-weights' program, persistent pools
+# through libkfdpool-hip alone.
 EXAMPLES_SRC := $(SRC)/examples
 EXAMPLES_OUT := $(BUILD)/examples
 HIP_RT_SO := $(shell $(CC) -print-file-name=libamdhip64.so)
 HIP_RT_LIB := $(if $(filter /%,$(HIP_RT_SO)),-lamdhip64)
 README_PC = $(shell PKG_CONFIG_PATH=$(LIBDIR_OUT)/pkgconfig pkg-config --cflags --libs kfdpool-hip)
 EXAMPLES := $(EXAMPLES_OUT)/pool_info $(EXAMPLES_OUT)/share_pool \
+	$(EXAMPLES_OUT)/weight_cache $(EXAMPLES_OUT)/weight_cache.sh \
 	$(if $(HIP_API_H),$(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer)
 # share_pool built against HIP's own headers where they are installed (a
 # HIP program's build): linked against libkfdpool-hip alone (-hiphdr);
@@ -224,6 +226,9 @@ $(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer: $(EXAMPLES_OUT)/%: $(EXAMPLES
 $(EXAMPLES_OUT)/pool_info: $(EXAMPLES_SRC)/pool_info.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -o $@ $< $(NATIVE_LINK)
+$(EXAMPLES_OUT)/weight_cache.sh: $(EXAMPLES_SRC)/weight_cache.sh
+	@mkdir -p $(dir $@)
+	cp $< $@
 $(EXAMPLES_OUT)/share_pool-hiprt: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -DSHARE_POOL_WITH_RUNTIME -o $@ $< \
@@ -234,7 +239,8 @@ $(EXAMPLES_OUT)/share_pool-preload: $(EXAMPLES_SRC)/share_pool.c $(LIB_HDRS)
 $(EXAMPLES_OUT)/share_pool-hiphdr: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -D__HIP_PLATFORM_AMD__ -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
-$(EXAMPLES_OUT)/share_pool: $(EXAMPLES_SRC)/share_pool.c $(LIB_SO) $(LIB_HDRS)
+$(EXAMPLES_OUT)/share_pool $(EXAMPLES_OUT)/weight_cache: $(EXAMPLES_OUT)/%: \
+		$(EXAMPLES_SRC)/%.c $(LIB_SO) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
 

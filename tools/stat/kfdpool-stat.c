@@ -419,6 +419,13 @@ static void print_text(struct kps_snapshot *s)
 		printf("  entries %u  records %u  draining %s  import files %u  imported %s\n",
 		       p->entries, p->records, sz(p->draining, a), p->import_fds,
 		       sz(p->imported, b));
+		if (p->persistent && p->list_known)
+			printf("  persistent: %u owner fd(s), age %s%s\n",
+			       p->owner_fds, kps_age(p->age_ns, a),
+			       p->owner_fds ? "" :
+			       " (kept by the kernel: adopt it, or kfdpool-stat --destroy)");
+		else if (p->persistent)
+			printf("  persistent\n");
 		for (j = 0; j < s->nfiles; j++) {
 			const struct kps_file *f = &s->files[j];
 
@@ -462,6 +469,32 @@ static void print_text(struct kps_snapshot *s)
 	}
 }
 
+/* --destroy: POOL_DESTROY_ID on the device. */
+static int destroy_pool(const char *id)
+{
+	struct kfdpool_pool_destroy_id d;
+	int fd, e;
+
+	if (no_module())
+		return EXIT_NO_MODULE;
+	memset(&d, 0, sizeof(d));
+	kps_id_bytes(id, d.id);
+	fd = open(opt.device, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, KFDPOOL_IOC_POOL_DESTROY_ID, &d)) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr, "kfdpool-stat: destroy %s: %s%s\n", id,
+			strerror(e),
+			e == EPERM || e == EACCES ? " (root only)" :
+			e == ENOENT ? " (no such pool)" : "");
+		return 1;
+	}
+	close(fd);
+	printf("pool %s destroyed\n", id);
+	return fflush(stdout) ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -477,12 +510,14 @@ static void usage(FILE *f)
 		"  -p, --pool ID        only the pool with this id (32 lowercase hex digits)\n"
 		"      --device PATH    list pools through PATH instead of /dev/kfdpool\n"
 		"      --proc PATH      read processes from PATH instead of /proc\n"
+		"      --destroy ID     end the pool with this id now, persistent or not\n"
+		"                       (needs CAP_SYS_ADMIN); importers keep what they hold\n"
 		"  -V, --version        the version, and the module ABI it was built for\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Exit status:\n"
 		"  0  the listing was printed (what could not be read is in its notes)\n"
-		"  1  the output could not be written\n"
+		"  1  the output could not be written, or --destroy failed\n"
 		"  2  a usage error\n"
 		"  %d  no kfdpool module: the device does not exist; nothing is listed\n"
 		"     and stderr says so first\n"
@@ -499,11 +534,13 @@ int main(int argc, char **argv)
 		{ "pool", required_argument, NULL, 'p' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "proc", required_argument, NULL, 'P' },
+		{ "destroy", required_argument, NULL, 'X' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct kps_snapshot s;
+	const char *destroy = NULL;
 	char *end, *line;
 	int c, ret = 0;
 
@@ -519,6 +556,13 @@ int main(int argc, char **argv)
 			opt.pool = optarg;
 			break;
 		case 'D': opt.device = optarg; break;
+		case 'X':
+			if (!kps_valid_id(optarg)) {
+				fprintf(stderr, "kfdpool-stat: --destroy wants 32 lowercase hex digits\n");
+				return 2;
+			}
+			destroy = optarg;
+			break;
 		case 'P': opt.proc = optarg; break;
 		case 'w':
 			watch = strtod(optarg, &end);
@@ -535,10 +579,12 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (destroy && (json || watch || opt.pool))) {
 		usage(stderr);
 		return 2;
 	}
+	if (destroy)
+		return destroy_pool(destroy);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	do {

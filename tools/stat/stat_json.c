@@ -136,6 +136,11 @@ static json_object *json_pool(const struct kps_snapshot *s,
 	addu(o, "records", p->records);
 	addu(o, "import_fds", p->import_fds);
 	addu(o, "imported", p->imported);
+	add(o, "persistent", json_object_new_boolean(p->persistent));
+	add(o, "owner_fds", p->list_known ?
+	    json_object_new_uint64(p->owner_fds) : NULL);
+	add(o, "age_s", p->list_known ?
+	    json_object_new_uint64(p->age_ns / 1000000000u) : NULL);
 	for (i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i].fi->id, p->id))
 			json_object_array_add(files, json_file(s, &s->files[i]));

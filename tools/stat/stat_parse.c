@@ -99,6 +99,7 @@ static const struct fdkey {
 	U64("kfdpool-fd-imported", KPS_F_FD_IMPORTED, fd_imported),
 	U32("kfdpool-fd-imports", KPS_F_FD_IMPORTS, fd_imports),
 	U64("kfdpool-file-id", KPS_F_FILE_ID, file_id),
+	U32("kfdpool-persistent", KPS_F_PERSISTENT, persistent),
 #undef U64
 #undef U32
 };
@@ -215,6 +216,10 @@ void kps_pool_from_info(const struct kfdpool_pool_info *info,
 	p->records = info->records;
 	p->import_fds = info->import_fds;
 	p->imported = info->imported_bytes;
+	p->persistent = !!(info->flags & KFDPOOL_POOL_PERSIST);
+	p->list_known = 1;
+	p->owner_fds = info->owner_fds;
+	p->age_ns = info->age_ns;
 }
 
 void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p)
@@ -235,6 +240,35 @@ void kps_pool_from_fdinfo(const struct kps_fdinfo *fi, struct kps_pool *p)
 	p->records = fi->records;
 	p->import_fds = fi->import_fds;
 	p->imported = fi->imported;
+	p->persistent = !!fi->persistent;
+}
+
+void kps_id_bytes(const char *s, uint8_t id[KFDPOOL_ID_LEN])
+{
+	unsigned int i, v;
+
+	for (i = 0; i < KFDPOOL_ID_LEN; i++) {
+		sscanf(s + 2 * i, "%2x", &v);
+		id[i] = (uint8_t)v;
+	}
+}
+
+const char *kps_age(uint64_t ns, char *buf)
+{
+	uint64_t s = ns / 1000000000u;
+
+	if (s < 60)
+		snprintf(buf, KPS_AGE_LEN, "%" PRIu64 "s", s);
+	else if (s < 3600)
+		snprintf(buf, KPS_AGE_LEN, "%" PRIu64 "m%02" PRIu64 "s",
+			 s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, KPS_AGE_LEN, "%" PRIu64 "h%02" PRIu64 "m",
+			 s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, KPS_AGE_LEN, "%" PRIu64 "d%02" PRIu64 "h",
+			 s / 86400, s / 3600 % 24);
+	return buf;
 }
 
 /* Length of the well-formed UTF-8 sequence at @s (RFC 3629), 0 if none. */

@@ -37,6 +37,10 @@ struct kps_pool {
 	uint32_t records;
 	uint32_t import_fds;
 	uint64_t imported;
+	uint32_t persistent;			/* stays with no fd open */
+	int list_known;				/* fdinfo shows neither below */
+	uint32_t owner_fds;
+	uint64_t age_ns;
 };
 
 /* Bits of kps_fdinfo.seen: which keys the fdinfo text had. */
@@ -61,6 +65,7 @@ enum {
 	KPS_F_FD_IMPORTS	= 1u << 17,
 	KPS_F_FILE_ID		= 1u << 18,
 	KPS_F_STATE		= 1u << 19,
+	KPS_F_PERSISTENT	= 1u << 20,
 };
 
 /* One pool fd as /proc/PID/fdinfo/FD shows it. */
@@ -85,6 +90,7 @@ struct kps_fdinfo {
 	uint64_t fd_imported;
 	uint32_t fd_imports;
 	uint64_t file_id;		/* the open file; 0 when not shown */
+	uint32_t persistent;		/* kfdpool-persistent */
 	int ended;			/* kfdpool-state: its owner fds closed */
 };
 
@@ -121,5 +127,12 @@ const char *kps_size(uint64_t bytes, char *buf);
 
 /* True for exactly 32 lowercase hex digits. */
 int kps_valid_id(const char *s);
+
+/* Those digits as the 16 bytes of a pool id. */
+void kps_id_bytes(const char *s, uint8_t id[KFDPOOL_ID_LEN]);
+
+/* "45s", "12m05s", "3h04m", "2d05h": @buf of at least KPS_AGE_LEN bytes. */
+#define KPS_AGE_LEN 24
+const char *kps_age(uint64_t ns, char *buf);
 
 #endif /* KFDPOOL_STAT_PARSE_H */

@@ -52,6 +52,7 @@ struct kfdpool_pool_handle {
 #define KFDPOOL_FEATURE_URING_CMD	0x2
 #define KFDPOOL_FEATURE_POOL_HANDLE	0x4
 #define KFDPOOL_FEATURE_HOST_ALLOC	0x8
+#define KFDPOOL_FEATURE_PERSIST		0x10
 
 /**
  * struct kfdpool_query - KFDPOOL_IOC_QUERY: the module's limits and figures
@@ -69,6 +70,12 @@ struct kfdpool_pool_handle {
  * @user_pinned: bytes charged now to the caller's user, each dma-buf once
  * @user_records: live records charged now to the caller's user
  * @pad: must be 0
+ * @max_user_persistent: persistent pools one user may keep, 0 for none
+ * @user_persistent: persistent pools charged now to the caller's user
+ * @max_user_persistent_bytes: bytes of entries the persistent pools of one
+ *	user may hold, 0 for no limit
+ * @user_persistent_bytes: bytes of entries of the caller's user's
+ *	persistent pools now
  */
 struct kfdpool_query {
 	__u32 abi_version;
@@ -84,12 +91,19 @@ struct kfdpool_query {
 	__u64 user_pinned;
 	__u32 user_records;
 	__u32 pad;
+	__u32 max_user_persistent;
+	__u32 user_persistent;
+	__u64 max_user_persistent_bytes;
+	__u64 user_persistent_bytes;
 };
+
+/* kfdpool_pool_create.flags: the pool stays when its last fd closes */
+#define KFDPOOL_POOL_PERSIST	0x1
 
 /**
  * struct kfdpool_pool_create - KFDPOOL_IOC_POOL_CREATE: create a pool
  * @limit: bytes the pool may pin, 0 for the module's default
- * @flags: must be 0
+ * @flags: KFDPOOL_POOL_PERSIST or 0
  * @handle_types: KFDPOOL_HANDLE_TYPE_* the pool may be shared through
  * @name: NUL-terminated name of printable ASCII without spaces
  * @fd: returns the pool's owner fd
@@ -130,7 +144,7 @@ struct kfdpool_pool_import_handle {
  * @name: the pool's name
  * @limit: bytes the pool may pin, 0 for no limit
  * @handle_types: KFDPOOL_HANDLE_TYPE_* the pool allows
- * @owner_pid: pid of the pool's creator, 0 once it is gone
+ * @owner_pid: pid of the pool's creator or last adopter, 0 once it is gone
  * @uid: euid of the pool's creator
  * @entries: entries, draining ones included
  * @reserved_bytes: bytes of all entries
@@ -143,6 +157,9 @@ struct kfdpool_pool_import_handle {
  * @records: live records
  * @import_fds: open import files
  * @serial: the pool's serial: a listing from this cursor starts with it
+ * @flags: KFDPOOL_POOL_PERSIST if the pool is persistent
+ * @owner_fds: open owner files, 0 for a persistent pool nobody holds
+ * @age_ns: nanoseconds since the pool was created (CLOCK_BOOTTIME)
  */
 struct kfdpool_pool_info {
 	__u8 id[KFDPOOL_ID_LEN];
@@ -162,6 +179,9 @@ struct kfdpool_pool_info {
 	__u32 records;
 	__u32 import_fds;
 	__u32 serial;
+	__u32 flags;
+	__u32 owner_fds;
+	__u64 age_ns;
 };
 
 /* kfdpool_pool_list.scope */
@@ -173,7 +193,7 @@ struct kfdpool_pool_info {
  *	the caller may see
  * @pools: pointer to an array of @count elements of @info_size bytes
  * @count: elements the array holds; returns how many were written
- * @info_size: bytes of one element, 136 to 4096
+ * @info_size: bytes of one element, 152 to 4096
  * @flags: must be 0
  * @scope: returns KFDPOOL_POOL_LIST_ALL or KFDPOOL_POOL_LIST_OWN
  * @cursor: 0, or the @next_cursor of the previous page
@@ -373,11 +393,15 @@ struct kfdpool_batch {
 	__u32 pad;
 };
 
+/* kfdpool_handle_export.flags: an owner handle of a persistent pool */
+#define KFDPOOL_HANDLE_EXPORT_OWNER	0x1
+
 /**
  * struct kfdpool_handle_export - KFDPOOL_IOC_HANDLE_EXPORT: make a handle
- * @policy: KFDPOOL_HANDLE_POLICY_*
+ * @policy: KFDPOOL_HANDLE_POLICY_*; KFDPOOL_HANDLE_POLICY_UID for an owner
+ *	handle
  * @gid: the admitted group with KFDPOOL_HANDLE_POLICY_GID, else 0
- * @flags: must be 0
+ * @flags: KFDPOOL_HANDLE_EXPORT_OWNER or 0
  * @pad: must be 0
  * @handle: returns the handle
  */
@@ -418,6 +442,48 @@ struct kfdpool_alloc {
 	__u32 pad;
 };
 
+/* kfdpool_pool_adopt.flags: adopt the pool of @id (CAP_SYS_ADMIN) */
+#define KFDPOOL_ADOPT_BY_ID	0x1
+
+/**
+ * struct kfdpool_pool_adopt - KFDPOOL_IOC_POOL_ADOPT: an owner fd of a
+ *	persistent pool that has none
+ * @handle: an owner handle, or zero with KFDPOOL_ADOPT_BY_ID
+ * @id: the pool's id with KFDPOOL_ADOPT_BY_ID, else zero
+ * @flags: KFDPOOL_ADOPT_BY_ID or 0
+ * @fd: returns the new owner fd
+ */
+struct kfdpool_pool_adopt {
+	struct kfdpool_pool_handle handle;
+	__u8 id[KFDPOOL_ID_LEN];
+	__u32 flags;
+	__s32 fd;
+};
+
+/**
+ * struct kfdpool_pool_destroy_id - KFDPOOL_IOC_POOL_DESTROY_ID: end a pool
+ *	by id (CAP_SYS_ADMIN)
+ * @id: the pool's id
+ * @flags: must be 0
+ * @pad: must be 0
+ */
+struct kfdpool_pool_destroy_id {
+	__u8 id[KFDPOOL_ID_LEN];
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct kfdpool_pool_destroy - KFDPOOL_IOC_POOL_DESTROY: end the pool of
+ *	an owner fd now, persistent or not
+ * @flags: must be 0
+ * @pad: must be 0
+ */
+struct kfdpool_pool_destroy {
+	__u32 flags;
+	__u32 pad;
+};
+
 #define KFDPOOL_IOC_MAGIC	0xB9
 
 /* On /dev/kfdpool */
@@ -429,6 +495,10 @@ struct kfdpool_alloc {
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x02, struct kfdpool_pool_import_handle)
 #define KFDPOOL_IOC_POOL_LIST \
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x03, struct kfdpool_pool_list)
+#define KFDPOOL_IOC_POOL_ADOPT \
+	_IOWR(KFDPOOL_IOC_MAGIC, 0x04, struct kfdpool_pool_adopt)
+#define KFDPOOL_IOC_POOL_DESTROY_ID \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x05, struct kfdpool_pool_destroy_id)
 
 /* On pool fds */
 #define KFDPOOL_IOC_POOL_STATS \
@@ -461,6 +531,8 @@ struct kfdpool_alloc {
 	_IOW(KFDPOOL_IOC_MAGIC, 0x1d, struct kfdpool_handle_rotate)
 #define KFDPOOL_IOC_ALLOC \
 	_IOWR(KFDPOOL_IOC_MAGIC, 0x1e, struct kfdpool_alloc)
+#define KFDPOOL_IOC_POOL_DESTROY \
+	_IOW(KFDPOOL_IOC_MAGIC, 0x1f, struct kfdpool_pool_destroy)
 
 /**
  * struct kfdpool_uring_export - payload of KFDPOOL_URING_EXPORT

@@ -29,7 +29,8 @@
 ! reserved(64).  Its components default to zero, as the library requires of
 ! the reserved bytes.
 !
-! The kfdpool* procedures at the end are libkfdpool-hip's batch extensions.
+! The kfdpool* procedures at the end are libkfdpool-hip's batch and
+! persistent-pool extensions.
 ! The module has interfaces, types and constants only: using it needs the
 ! .mod file and -lkfdpool-hip, no Fortran object or library of its own.
 module hipfort_kfdpool
@@ -115,6 +116,11 @@ module hipfort_kfdpool
   type, bind(c) :: hipMemPoolPtrExportData
     integer(c_signed_char) :: reserved(64) = 0_c_signed_char
   end type hipMemPoolPtrExportData
+
+  ! kfdpoolOwnerHandle_t: the owner handle of a persistent pool
+  type, bind(c) :: kfdpoolOwnerHandle
+    integer(c_signed_char) :: data(64) = 0_c_signed_char
+  end type kfdpoolOwnerHandle
 
   interface
 
@@ -356,6 +362,51 @@ module hipfort_kfdpool
       integer(c_int) :: results(*)
       integer(c_int) :: res
     end function kfdpoolFreePointers
+
+    ! ---- libkfdpool-hip persistent pools ----
+
+    ! As hipMemPoolCreate_; the pool stays when the process ends.
+    function kfdpoolMemPoolCreatePersistent(mem_pool, pool_props) result(res) &
+        bind(c, name="kfdpoolMemPoolCreatePersistent")
+      import :: c_ptr, c_int, hipMemPoolProps
+      type(c_ptr) :: mem_pool
+      type(hipMemPoolProps) :: pool_props
+      integer(c_int) :: res
+    end function kfdpoolMemPoolCreatePersistent
+
+    function kfdpoolMemPoolExportOwnerHandle(handle, mem_pool) result(res) &
+        bind(c, name="kfdpoolMemPoolExportOwnerHandle")
+      import :: c_ptr, c_int, kfdpoolOwnerHandle
+      type(kfdpoolOwnerHandle) :: handle
+      type(c_ptr), value :: mem_pool
+      integer(c_int) :: res
+    end function kfdpoolMemPoolExportOwnerHandle
+
+    function kfdpoolMemPoolAdopt(mem_pool, handle) result(res) &
+        bind(c, name="kfdpoolMemPoolAdopt")
+      import :: c_ptr, c_int, kfdpoolOwnerHandle
+      type(c_ptr) :: mem_pool
+      type(kfdpoolOwnerHandle) :: handle
+      integer(c_int) :: res
+    end function kfdpoolMemPoolAdopt
+
+    ! Revoke count records an earlier owner of an adopted pool made.
+    function kfdpoolMemPoolRevokeExports(mem_pool, export_data, count, &
+        results) result(res) bind(c, name="kfdpoolMemPoolRevokeExports")
+      import :: c_ptr, c_int, c_size_t, hipMemPoolPtrExportData
+      type(c_ptr), value :: mem_pool
+      type(hipMemPoolPtrExportData) :: export_data(*)
+      integer(c_size_t), value :: count
+      integer(c_int) :: results(*)
+      integer(c_int) :: res
+    end function kfdpoolMemPoolRevokeExports
+
+    function kfdpoolMemPoolEnd(mem_pool) result(res) &
+        bind(c, name="kfdpoolMemPoolEnd")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: mem_pool
+      integer(c_int) :: res
+    end function kfdpoolMemPoolEnd
 
   end interface
 

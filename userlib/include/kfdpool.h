@@ -47,6 +47,33 @@ int kfdpool_ctl(struct kfdpool_query *q);
 int kfdpool_pool_create(int ctl_fd, uint64_t limit, uint32_t handle_types,
 			const char *name, uint8_t id[KFDPOOL_ID_LEN]);
 
+/*
+ * The same with @flags: KFDPOOL_POOL_PERSIST makes a persistent pool,
+ * which stays when its last file descriptor closes (its creator's exit
+ * included) until it is destroyed; -EDQUOT past the module's
+ * max_user_persistent.
+ */
+int kfdpool_pool_create_flags(int ctl_fd, uint64_t limit,
+			      uint32_t handle_types, uint32_t flags,
+			      const char *name, uint8_t id[KFDPOOL_ID_LEN]);
+
+/*
+ * Persistent pools.  The owner handle (owner fd of a persistent pool)
+ * admits the pool's user alone; kfdpool_pool_adopt() turns it into a new
+ * owner fd when the pool has none (-EBUSY while one is open, -EACCES for
+ * another user), kfdpool_pool_adopt_id() does so by id for CAP_SYS_ADMIN.
+ * kfdpool_pool_destroy() (owner fd) and kfdpool_pool_destroy_id()
+ * (CAP_SYS_ADMIN) end a pool now: its entries are unpinned, its records
+ * stop; importers keep the memory they hold.  The adopt calls return the
+ * new fd, the others 0.
+ */
+int kfdpool_owner_handle_export(int pool_fd,
+				struct kfdpool_pool_handle *handle);
+int kfdpool_pool_adopt(int ctl_fd, const struct kfdpool_pool_handle *handle);
+int kfdpool_pool_adopt_id(int ctl_fd, const uint8_t id[KFDPOOL_ID_LEN]);
+int kfdpool_pool_destroy(int pool_fd);
+int kfdpool_pool_destroy_id(int ctl_fd, const uint8_t id[KFDPOOL_ID_LEN]);
+
 /* Open a pool from a 64-byte handle.  Returns a new import fd. */
 int kfdpool_pool_import_handle(int ctl_fd,
 			       const struct kfdpool_pool_handle *handle);

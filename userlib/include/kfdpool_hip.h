@@ -132,6 +132,37 @@ hipError_t kfdpoolMemPoolExportFabricHandle(void *shared_handle,
 hipError_t kfdpoolMemPoolRotateFabricHandles(hipMemPool_t mem_pool);
 
 /*
+ * Persistent pools (docs/library.md, "Persistent pools").  A pool created
+ * by kfdpoolMemPoolCreatePersistent (as hipMemPoolCreate, always a
+ * kfdpool pool) stays in the kernel when the process ends, with what is
+ * allocated in it and exported from it: importers keep importing its
+ * pointers.  hipFree of an exported pointer revokes its record, so a
+ * producer leaves the pointers it shares allocated; hipMemPoolDestroy of
+ * the pool gives back its empty chunks only.  The owner handle (64 bytes,
+ * for the pool's user alone) lets a later process of that user adopt the
+ * pool: kfdpoolMemPoolAdopt gives a pool of its own over it (exclusive:
+ * hipErrorIllegalState while another owner holds it; hipErrorInvalidValue
+ * for another user's handle), which allocates and exports as any, and
+ * revokes the records an earlier owner made with
+ * kfdpoolMemPoolRevokeExports.  kfdpoolMemPoolEnd ends the kernel pool
+ * now (importers keep what they hold) and destroys the HIP pool.
+ */
+typedef struct kfdpoolOwnerHandle {
+	unsigned char data[64];
+} kfdpoolOwnerHandle_t;
+
+hipError_t kfdpoolMemPoolCreatePersistent(hipMemPool_t *mem_pool,
+					  const hipMemPoolProps *pool_props);
+hipError_t kfdpoolMemPoolExportOwnerHandle(kfdpoolOwnerHandle_t *handle,
+					   hipMemPool_t mem_pool);
+hipError_t kfdpoolMemPoolAdopt(hipMemPool_t *mem_pool,
+			       const kfdpoolOwnerHandle_t *handle);
+hipError_t kfdpoolMemPoolRevokeExports(hipMemPool_t mem_pool,
+				const hipMemPoolPtrExportData *export_data,
+				size_t count, hipError_t *results);
+hipError_t kfdpoolMemPoolEnd(hipMemPool_t mem_pool);
+
+/*
  * Export @count pointers at once (one system call per batch, not per
  * pointer).  @results, when not NULL, gets each pointer's hipError_t.
  * Returns hipSuccess when all succeeded, else the error of a failed

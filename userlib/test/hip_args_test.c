@@ -524,6 +524,7 @@ TEST(errno_mapping)
 		{ -EOPNOTSUPP, hipErrorNotSupported },
 		{ -ENODEV, hipErrorNoDevice },
 		{ -EEXIST, hipErrorAlreadyMapped },
+		{ -EBUSY, hipErrorIllegalState },
 		{ -EIO, hipErrorUnknown }, { -EINTR, hipErrorUnknown },
 		{ EINVAL, hipErrorInvalidValue },	/* positive works too */
 	};

@@ -48,7 +48,8 @@ static const char owner_fdinfo[] =
 	"kfdpool-imported:\t10485760\n"
 	"kfdpool-fd-imported:\t0\n"
 	"kfdpool-fd-imports:\t0\n"
-	"kfdpool-file-id:\t41\n";
+	"kfdpool-file-id:\t41\n"
+	"kfdpool-persistent:\t1\n";
 
 static const char import_fdinfo_future[] =
 	"pos:\t0\n"
@@ -209,6 +210,18 @@ static void text_checks(void)
 	      "overlong, surrogate and out-of-range bytes replaced one by one");
 	kps_utf8_clean("\xe2\x82\xac\xe2\x82\xac", buf, 5);
 	check(!strcmp(buf, "\xe2\x82\xac"), "truncation never splits a sequence");
+	check(!strcmp(kps_age(59999999999ull, buf), "59s") &&
+	      !strcmp(kps_age(725000000000ull, buf), "12m05s") &&
+	      !strcmp(kps_age(11040000000000ull, buf), "3h04m") &&
+	      !strcmp(kps_age(190800000000000ull, buf), "2d05h"),
+	      "ages: seconds, minutes, hours, days");
+	{
+		uint8_t id[KFDPOOL_ID_LEN];
+
+		kps_id_bytes("00112233445566778899aabbccddeeff", id);
+		check(id[0] == 0 && id[1] == 0x11 && id[15] == 0xff,
+		      "an id's hex digits as its bytes");
+	}
 	kps_printable("a\033[2Jb\xc3\xa4", buf, sizeof(buf));
 	check(!strcmp(buf, "a?[2Jb??"), "escape sequences and non-ASCII not sent to a terminal");
 }
@@ -234,7 +247,10 @@ int main(void)
 	      "reserved/used current and high, draining");
 	check(fi.entries == 3 && fi.draining_entries == 1 && fi.records == 17 &&
 	      fi.import_fds == 2 && fi.imported == 10485760, "counts and imported");
-	check(fi.seen == (1u << 20) - 1, "all 20 keys seen");
+	check(fi.seen == (1u << 21) - 1, "all 21 keys seen");
+	check(fi.persistent == 1, "a persistent pool");
+	kps_pool_from_fdinfo(&fi, &pool);
+	check(pool.persistent && !pool.list_known, "persistent from fdinfo, no age there");
 	check(!fi.ended, "a live pool");
 	check(kps_parse_fdinfo("kfdpool-id:\t00112233445566778899aabbccddeeff\n"
 			       "kfdpool-state:\tended\n", &fi) == 1 && fi.ended,

@@ -9,6 +9,7 @@ program abi_driver
   type(hipMemAccessDesc), target :: desc(2)
   type(hipMemLocation) :: loc
   type(hipMemPoolPtrExportData), target :: ed, ed2, eds(3)
+  type(kfdpoolOwnerHandle) :: oh
   type(c_ptr) :: pool, pool2, p, p2, p3, stream, ptrs(3), ptrs2(3), poolc
   integer(c_int64_t), target :: val
   integer(c_int), target :: fd
@@ -79,14 +80,26 @@ program abi_driver
       results(3) == hipErrorNotFound, 'kfdpoolImportPointers')
   r = kfdpoolFreePointers(ptrs2, 3_c_size_t, results)
   call t(r == hipSuccess, 'kfdpoolFreePointers')
+  r = kfdpoolMemPoolCreatePersistent(pool, props)
+  call t(r == hipSuccess .and. addr(pool) == 4096, 'kfdpoolMemPoolCreatePersistent')
+  r = kfdpoolMemPoolExportOwnerHandle(oh, pool)
+  call t(r == hipSuccess .and. oh%data(1) == 1 .and. oh%data(64) == 64, &
+      'kfdpoolMemPoolExportOwnerHandle')
+  r = kfdpoolMemPoolAdopt(pool2, oh)
+  call t(r == hipSuccess .and. addr(pool2) == 4097, 'kfdpoolMemPoolAdopt')
+  results = -1
+  r = kfdpoolMemPoolRevokeExports(pool2, eds, 3_c_size_t, results)
+  call t(r == hipSuccess .and. all(results == hipSuccess), 'kfdpoolMemPoolRevokeExports')
+  r = kfdpoolMemPoolEnd(pool2)
+  call t(r == hipSuccess, 'kfdpoolMemPoolEnd')
   r = hipMemPoolDestroy(pool)
   call t(r == hipSuccess, 'hipMemPoolDestroy')
   call t(cstr(hipGetErrorName(hipErrorNotInitialized)) == 'hipErrorNotInitialized', &
       'hipGetErrorName: the code by value, a C string back')
   call t(cstr(hipGetErrorString(hipErrorOutOfMemory)) == 'out of memory', &
       'hipGetErrorString: the code by value, a C string back')
-  call t(c_sizeof(props) == 88 .and. c_sizeof(ed) == 64 .and. c_sizeof(desc(1)) == 12, &
-      'type sizes 88, 64, 12')
+  call t(c_sizeof(props) == 88 .and. c_sizeof(ed) == 64 .and. c_sizeof(desc(1)) == 12 &
+      .and. c_sizeof(oh) == 64, 'type sizes 88, 64, 12, 64')
   print '(a,i0)', '1..', n
   if (failed /= 0) error stop 1
 contains

@@ -28,6 +28,20 @@ hipError_t kfdpoolImportPointers(void **dev_ptrs, hipMemPool_t mem_pool,
 				 size_t count, hipError_t *results);
 hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
 			       hipError_t *results);
+/* ... and its persistent-pool extensions */
+typedef struct kfdpoolOwnerHandle {
+	unsigned char data[64];
+} kfdpoolOwnerHandle_t;
+hipError_t kfdpoolMemPoolCreatePersistent(hipMemPool_t *mem_pool,
+					  const hipMemPoolProps *pool_props);
+hipError_t kfdpoolMemPoolExportOwnerHandle(kfdpoolOwnerHandle_t *handle,
+					   hipMemPool_t mem_pool);
+hipError_t kfdpoolMemPoolAdopt(hipMemPool_t *mem_pool,
+			       const kfdpoolOwnerHandle_t *handle);
+hipError_t kfdpoolMemPoolRevokeExports(hipMemPool_t mem_pool,
+				const hipMemPoolPtrExportData *export_data,
+				size_t count, hipError_t *results);
+hipError_t kfdpoolMemPoolEnd(hipMemPool_t mem_pool);
 
 static int zero(const unsigned char *p, size_t n)
 {
@@ -229,4 +243,52 @@ hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
 		results[i] = hipSuccess;
 	}
 	return hipSuccess;
+}
+
+hipError_t kfdpoolMemPoolCreatePersistent(hipMemPool_t *mem_pool,
+					  const hipMemPoolProps *pool_props)
+{
+	return hipMemPoolCreate(mem_pool, pool_props);
+}
+
+hipError_t kfdpoolMemPoolExportOwnerHandle(kfdpoolOwnerHandle_t *handle,
+					   hipMemPool_t mem_pool)
+{
+	int i;
+
+	if (mem_pool != POOL)
+		return BAD;
+	for (i = 0; i < 64; i++)
+		handle->data[i] = (unsigned char)(i + 1);
+	return hipSuccess;
+}
+
+hipError_t kfdpoolMemPoolAdopt(hipMemPool_t *mem_pool,
+			       const kfdpoolOwnerHandle_t *handle)
+{
+	if (handle->data[0] != 1 || handle->data[63] != 64)
+		return BAD;
+	*mem_pool = POOL2;
+	return hipSuccess;
+}
+
+hipError_t kfdpoolMemPoolRevokeExports(hipMemPool_t mem_pool,
+				const hipMemPoolPtrExportData *export_data,
+				size_t count, hipError_t *results)
+{
+	size_t i;
+
+	if (mem_pool != POOL2 || count != 3)
+		return BAD;
+	for (i = 0; i < count; i++) {
+		if (export_data[i].reserved[63] != i + 1)
+			return BAD;
+		results[i] = hipSuccess;
+	}
+	return hipSuccess;
+}
+
+hipError_t kfdpoolMemPoolEnd(hipMemPool_t mem_pool)
+{
+	return mem_pool == POOL2 ? hipSuccess : BAD;
 }

@@ -139,6 +139,8 @@ KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
 		return hipErrorNoDevice;
 	case -EEXIST:
 		return hipErrorAlreadyMapped;
+	case -EBUSY:		/* adopting a pool that has an owner */
+		return hipErrorIllegalState;
 	default:
 		return hipErrorUnknown;
 	}

@@ -60,6 +60,23 @@ hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
 void kp_say_ctl_error(int err);
 int kp_device_count(void);
 
+/* hip_pool.c: pools made or taken over (hip_persist.c). */
+hipError_t kp_owner_pool_new(int fd, const uint8_t id[KFDPOOL_ID_LEN],
+			     const hipMemPoolProps *props,
+			     const struct kp_backend *be, int dev,
+			     const char *busid, hipMemPool_t *mem_pool);
+hipError_t kp_pool_create(hipMemPool_t *mem_pool,
+			  const hipMemPoolProps *pool_props, uint32_t flags);
+hipError_t kp_pool_destroy(hipMemPool_t mem_pool);
+/* hip_ipc.c: where an exporter's pool keeps its memory, by its name, and
+ * how this process maps it (a device named by bus id: this process's
+ * ordinal of it in props->location.id). */
+void kp_props_from_name(const char *name, hipMemPoolProps *props,
+			char *busid);
+hipError_t kp_import_backend(hipMemPoolProps *props, const char *busid,
+			     const struct kp_runtime *rt,
+			     const struct kp_backend **be);
+
 /* hip_fabric.c: the policy of the fabric handles
  * hipMemPoolExportToShareableHandle makes; 0 or -EINVAL (a bad
  * KFDPOOL_FABRIC_POLICY). */

@@ -76,8 +76,8 @@ out:
 /* The exporter's pool name tells where the memory lives (hip_pool.c):
  * "hip-d<bus id>-..." a device by PCI bus id, "hip-d<N>-..." a host
  * substitute for device N, "hip-h0-..." host. */
-static void props_from_name(const char *name, hipMemPoolProps *props,
-			    char *busid)
+void kp_props_from_name(const char *name, hipMemPoolProps *props,
+			char *busid)
 {
 	char kind, id[BUSID_LEN];
 	int n;
@@ -138,9 +138,9 @@ static int handle_is_ours(void *shared_handle,
  * through the kfd backend.  A host substitute's chunks ("hip-d<N>-") and
  * host chunks are mapped into the CPU (NULL).
  */
-static hipError_t import_backend(hipMemPoolProps *props, const char *busid,
-				 const struct kp_runtime *rt,
-				 const struct kp_backend **be)
+hipError_t kp_import_backend(hipMemPoolProps *props, const char *busid,
+			    const struct kp_runtime *rt,
+			    const struct kp_backend **be)
 {
 	const char *env = getenv("KFDPOOL_BACKEND");
 	hipError_t err;
@@ -229,9 +229,9 @@ static hipError_t import_handle(
 		return ret ? kfdpoolErrnoToHip(ret) : hipErrorInvalidValue;
 	}
 	memset(&props, 0, sizeof(props));
-	props_from_name(st.name, &props, busid);
+	kp_props_from_name(st.name, &props, busid);
 	props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
-	err = import_backend(&props, busid, rt, &be);
+	err = kp_import_backend(&props, busid, rt, &be);
 	if (err) {
 		close(fd);
 		return err;

@@ -240,20 +240,62 @@ static int pool_is_ours(const hipMemPoolProps *props)
 	return -1;
 }
 
-static hipError_t pool_create(hipMemPool_t *mem_pool,
-			      const hipMemPoolProps *pool_props)
+/*
+ * A new owner pool object around the owner fd @fd of kernel pool @id,
+ * listed; it owns @fd from then on.  On failure the caller keeps @fd.
+ */
+hipError_t kp_owner_pool_new(int fd, const uint8_t id[KFDPOOL_ID_LEN],
+			     const hipMemPoolProps *props,
+			     const struct kp_backend *be, int dev,
+			     const char *busid, hipMemPool_t *mem_pool)
+{
+	struct ihipMemPoolHandle_t *pool;
+	uint64_t granularity = env_granularity();
+
+	if (!granularity)
+		return hipErrorInvalidValue;
+	pthread_mutex_lock(&kp_mu);
+	pool = kp_pool_new();
+	if (!pool) {
+		pthread_mutex_unlock(&kp_mu);
+		return hipErrorOutOfMemory;
+	}
+	kp_lock(&pool->mu);
+	memcpy(pool->id, id, KFDPOOL_ID_LEN);
+	pool->fd = fd;
+	pool->refs = 1;
+	pool->props = *props;
+	pool->handle_types = (uint32_t)props->handleTypes;
+	pool->be = be;
+	pool->dev = dev;
+	if (props->location.type == hipMemLocationTypeDevice)
+		memcpy(pool->busid, busid, BUSID_LEN);
+	pool->granularity = granularity;
+	pool->max_size = props->maxSize;
+	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
+	pool->magic = POOL_MAGIC;
+	kp_unlock(&pool->mu);
+	pool->next = kp_pools;
+	kp_pools = pool;
+	pthread_mutex_unlock(&kp_mu);
+	*mem_pool = pool;
+	return hipSuccess;
+}
+
+/* hipMemPoolCreate, and with KFDPOOL_POOL_PERSIST in @flags a persistent
+ * pool, which is kfdpool's whatever its props. */
+hipError_t kp_pool_create(hipMemPool_t *mem_pool,
+			  const hipMemPoolProps *pool_props, uint32_t flags)
 {
 	const struct kp_runtime *rt = kp_rt();
-	struct ihipMemPoolHandle_t *pool;
 	const struct kp_backend *be;
 	uint32_t features = 0;
 	char name[KFDPOOL_NAME_LEN], busid[BUSID_LEN];
-	uint64_t granularity;
 	int device, ctl, fd, ours, dev;
 	uint8_t id[KFDPOOL_ID_LEN];
 	hipError_t err;
 
-	if (rt) {
+	if (rt && !flags) {
 		ours = mem_pool && pool_props ? pool_is_ours(pool_props) : 0;
 		if (ours < 0)
 			return hipErrorInvalidValue;
@@ -265,8 +307,7 @@ static hipError_t pool_create(hipMemPool_t *mem_pool,
 	err = check_props(pool_props);
 	if (err)
 		return err;
-	granularity = env_granularity();
-	if (!granularity)
+	if (!env_granularity())
 		return hipErrorInvalidValue;
 	device = pool_props->location.type == hipMemLocationTypeDevice;
 	dev = device ? pool_props->location.id : 0;
@@ -282,6 +323,9 @@ static hipError_t pool_create(hipMemPool_t *mem_pool,
 		return err;
 	if ((pool_props->handleTypes & hipMemHandleTypeFabric) &&
 	    !(features & KFDPOOL_FEATURE_POOL_HANDLE))
+		return hipErrorNotSupported;
+	if ((flags & KFDPOOL_POOL_PERSIST) &&
+	    !(features & KFDPOOL_FEATURE_PERSIST))
 		return hipErrorNotSupported;
 	/*
 	 * The kernel pool's name says where the memory is, for importers:
@@ -299,41 +343,23 @@ static hipError_t pool_create(hipMemPool_t *mem_pool,
 	else
 		snprintf(name, sizeof(name), "hip-%c%d-%d-%u",
 			 device ? 'd' : 'h', dev, (int)getpid(), g_pool_seq);
-	fd = kfdpool_pool_create(ctl, pool_props->maxSize,
-				 (uint32_t)pool_props->handleTypes, name, id);
-	if (fd < 0) {
-		pthread_mutex_unlock(&kp_mu);
-		return kfdpoolErrnoToHip(fd);
-	}
-	pool = kp_pool_new();
-	if (!pool) {
-		pthread_mutex_unlock(&kp_mu);
-		close(fd);
-		return hipErrorOutOfMemory;
-	}
-	kp_lock(&pool->mu);
-	memcpy(pool->id, id, sizeof(id));
-	pool->fd = fd;
-	pool->refs = 1;
-	pool->props = *pool_props;
-	pool->handle_types = (uint32_t)pool_props->handleTypes;
-	pool->be = be;
-	pool->dev = dev;
-	if (device)
-		memcpy(pool->busid, busid, sizeof(busid));
-	pool->granularity = granularity;
-	pool->max_size = pool_props->maxSize;
-	pool->reuse[0] = pool->reuse[1] = pool->reuse[2] = 1;
-	pool->magic = POOL_MAGIC;
-	kp_unlock(&pool->mu);
-	pool->next = kp_pools;
-	kp_pools = pool;
+	fd = kfdpool_pool_create_flags(ctl, pool_props->maxSize,
+				       (uint32_t)pool_props->handleTypes,
+				       flags, name, id);
 	pthread_mutex_unlock(&kp_mu);
-	*mem_pool = pool;
-	return hipSuccess;
+	if (fd < 0)
+		return kfdpoolErrnoToHip(fd);
+	err = kp_owner_pool_new(fd, id, pool_props, be, dev, busid, mem_pool);
+	if (err) {
+		/* A persistent pool nobody could use would stay: end it. */
+		if (flags & KFDPOOL_POOL_PERSIST)
+			kfdpool_pool_destroy(fd);
+		close(fd);
+	}
+	return err;
 }
 
-static hipError_t pool_destroy(hipMemPool_t mem_pool)
+hipError_t kp_pool_destroy(hipMemPool_t mem_pool)
 {
 	struct ihipMemPoolHandle_t *pool;
 
@@ -738,12 +764,12 @@ static hipError_t get_access(hipMemAccessFlags *flags, hipMemPool_t mem_pool,
 KFDPOOL_EXPORT hipError_t hipMemPoolCreate(hipMemPool_t *mem_pool,
 					   const hipMemPoolProps *pool_props)
 {
-	return kp_rt_ret(pool_create(mem_pool, pool_props));
+	return kp_rt_ret(kp_pool_create(mem_pool, pool_props, 0));
 }
 
 KFDPOOL_EXPORT hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)
 {
-	return kp_rt_ret(pool_destroy(mem_pool));
+	return kp_rt_ret(kp_pool_destroy(mem_pool));
 }
 
 KFDPOOL_EXPORT hipError_t kfdpoolMemPoolSetGranularity(hipMemPool_t mem_pool,

@@ -32,11 +32,21 @@ KFDPOOL_EXPORT int kfdpool_pool_create(int ctl_fd, uint64_t limit,
 				       uint32_t handle_types, const char *name,
 				       uint8_t id[KFDPOOL_ID_LEN])
 {
+	return kfdpool_pool_create_flags(ctl_fd, limit, handle_types, 0, name,
+					 id);
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_create_flags(int ctl_fd, uint64_t limit,
+					     uint32_t handle_types,
+					     uint32_t flags, const char *name,
+					     uint8_t id[KFDPOOL_ID_LEN])
+{
 	struct kfdpool_pool_create c;
 	int ret;
 
 	memset(&c, 0, sizeof(c));
 	c.limit = limit;
+	c.flags = flags;
 	c.handle_types = handle_types;
 	if (name) {
 		if (strlen(name) >= sizeof(c.name))
@@ -200,9 +210,8 @@ KFDPOOL_EXPORT int kfdpool_release(int pool_fd, uint32_t entry_id)
 	return kfdpool_xioctl(pool_fd, KFDPOOL_IOC_RELEASE, &r);
 }
 
-KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
-					 uint32_t gid,
-					 struct kfdpool_pool_handle *handle)
+static int handle_export(int pool_fd, uint32_t policy, uint32_t gid,
+			 uint32_t flags, struct kfdpool_pool_handle *handle)
 {
 	struct kfdpool_handle_export h;
 	int ret;
@@ -212,11 +221,75 @@ KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
 	memset(&h, 0, sizeof(h));
 	h.policy = policy;
 	h.gid = gid;
+	h.flags = flags;
 	ret = kfdpool_xioctl(pool_fd, KFDPOOL_IOC_HANDLE_EXPORT, &h);
 	if (ret < 0)
 		return ret;
 	*handle = h.handle;
 	return 0;
+}
+
+KFDPOOL_EXPORT int kfdpool_handle_export(int pool_fd, uint32_t policy,
+					 uint32_t gid,
+					 struct kfdpool_pool_handle *handle)
+{
+	return handle_export(pool_fd, policy, gid, 0, handle);
+}
+
+KFDPOOL_EXPORT int kfdpool_owner_handle_export(int pool_fd,
+					struct kfdpool_pool_handle *handle)
+{
+	return handle_export(pool_fd, KFDPOOL_HANDLE_POLICY_UID, 0,
+			     KFDPOOL_HANDLE_EXPORT_OWNER, handle);
+}
+
+static int pool_adopt(int ctl_fd, const struct kfdpool_pool_handle *handle,
+		      const uint8_t *id)
+{
+	struct kfdpool_pool_adopt a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	if (handle) {
+		a.handle = *handle;
+	} else {
+		a.flags = KFDPOOL_ADOPT_BY_ID;
+		memcpy(a.id, id, sizeof(a.id));
+	}
+	ret = kfdpool_xioctl(ctl_fd, KFDPOOL_IOC_POOL_ADOPT, &a);
+	return ret < 0 ? ret : a.fd;
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_adopt(int ctl_fd,
+				      const struct kfdpool_pool_handle *handle)
+{
+	return handle ? pool_adopt(ctl_fd, handle, NULL) : -EINVAL;
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_adopt_id(int ctl_fd,
+					 const uint8_t id[KFDPOOL_ID_LEN])
+{
+	return id ? pool_adopt(ctl_fd, NULL, id) : -EINVAL;
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_destroy(int pool_fd)
+{
+	struct kfdpool_pool_destroy d;
+
+	memset(&d, 0, sizeof(d));
+	return kfdpool_xioctl(pool_fd, KFDPOOL_IOC_POOL_DESTROY, &d);
+}
+
+KFDPOOL_EXPORT int kfdpool_pool_destroy_id(int ctl_fd,
+					   const uint8_t id[KFDPOOL_ID_LEN])
+{
+	struct kfdpool_pool_destroy_id d;
+
+	if (!id)
+		return -EINVAL;
+	memset(&d, 0, sizeof(d));
+	memcpy(d.id, id, sizeof(d.id));
+	return kfdpool_xioctl(ctl_fd, KFDPOOL_IOC_POOL_DESTROY_ID, &d);
 }
 
 KFDPOOL_EXPORT int kfdpool_handle_rotate(int pool_fd)

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Persistent pools: the one exception to "a pool ends with its last owner
+ * file".  A pool created with KFDPOOL_POOL_PERSIST holds a reference to
+ * itself and to the module, so that it keeps its entries pinned and its
+ * records importable with no file open, until an owner or an administrator
+ * destroys it.  Its user is charged one persistent pool (max_user_persistent)
+ * from then on and the bytes of its entries (max_user_persistent_bytes) for
+ * as long as they are pinned; every other limit applies as to any pool.
+ *
+ * Adoption gives an owner file to a persistent pool that has none: to the
+ * pool's user through an owner handle (handle.c), to an administrator by
+ * id.  It is exclusive, so that two producers never replace each other's
+ * entries unknowingly: a pool with an owner file open refuses it.
+ */
+#include <linux/capability.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+
+#include "kfdpool.h"
+
+/* The creator never learnt of its persistent pool: it must not stay. */
+static void kfdpool_persist_undo(struct kfdpool_fd_out *fdo)
+{
+	kfdpool_pool_end(fdo->pfile->pool);
+}
+
+/**
+ * kfdpool_persist_begin() - make @pool hold itself
+ * @pool: a new pool created with KFDPOOL_POOL_PERSIST
+ * @fdo: the command's output, holding the pool's first owner file
+ *
+ * Return: 0, or -EDQUOT over max_user_persistent, nothing done.
+ */
+int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo)
+{
+	int ret;
+
+	ret = kfdpool_persist_user_charge(pool->user, 1, 0);
+	if (ret)
+		return ret;
+	/* Called from an ioctl of the module: it is live. */
+	__module_get(THIS_MODULE);
+	kref_get(&pool->ref);
+	mutex_lock(&pool->lock);
+	pool->kept = true;
+	mutex_unlock(&pool->lock);
+	fdo->undo = kfdpool_persist_undo;
+	fdo->pfile = fdo->file->private_data;
+	return 0;
+}
+
+/*
+ * @pool ended: drop what kfdpool_persist_begin() took.  The caller holds a
+ * file of the module, so this is not the module's last reference.
+ */
+void kfdpool_persist_end(struct kfdpool_pool *pool)
+{
+	bool kept;
+
+	mutex_lock(&pool->lock);
+	kept = pool->kept;
+	pool->kept = false;
+	mutex_unlock(&pool->lock);
+	if (!kept)
+		return;
+	kfdpool_persist_user_uncharge(pool->user, 1, 0);
+	module_put(THIS_MODULE);
+	kfdpool_pool_put(pool);
+}
+
+/*
+ * The pool of id @id, referenced, for an administrator, who knows a pool
+ * by the id the listing shows: 0, -EPERM or -ENOENT.  The lock is dropped
+ * now and then: a walk over many pools must not hold up every other
+ * pool's creation.
+ */
+static int kfdpool_admin_find(const u8 *id, struct kfdpool_pool **poolp)
+{
+	struct kfdpool_pool *pool, *found = NULL;
+	unsigned long idx;
+	unsigned int n = 0;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	mutex_lock(&kfdpool_pools_lock);
+	xa_for_each(&kfdpool_pools, idx, pool) {
+		if (!memcmp(pool->id, id, KFDPOOL_ID_LEN)) {
+			kref_get(&pool->ref);
+			found = pool;
+			break;
+		}
+		if (++n % KFDPOOL_TEARDOWN_BATCH)
+			continue;
+		mutex_unlock(&kfdpool_pools_lock);
+		cond_resched();
+		mutex_lock(&kfdpool_pools_lock);
+	}
+	mutex_unlock(&kfdpool_pools_lock);
+	*poolp = found;
+	return found ? 0 : -ENOENT;
+}
+
+/**
+ * kfdpool_persist_adopt() - an owner file of @pool for @fdo
+ * @pool: the pool, referenced by the caller
+ * @fdo: the command's output
+ * @fd_off: where the fd number goes in the caller's struct
+ *
+ * The adopter becomes the pool's owner_pid; the pool's user stays its
+ * creator's, charges included.
+ *
+ * Return: 0; -ENOENT if the pool ended, -EOPNOTSUPP if it is not
+ * persistent, -EBUSY if an owner file of it is open, or -errno.
+ */
+static int kfdpool_persist_adopt(struct kfdpool_pool *pool,
+				 struct kfdpool_fd_out *fdo, size_t fd_off)
+{
+	struct pid *old = NULL;
+	int ret = 0;
+
+	mutex_lock(&pool->lock);
+	if (pool->ended)
+		ret = -ENOENT;
+	else if (!pool->kept)
+		ret = -EOPNOTSUPP;
+	else if (pool->nr_owners)
+		ret = -EBUSY;
+	else	/* Hold the place: a second adopter sees an owner. */
+		pool->nr_owners++;
+	mutex_unlock(&pool->lock);
+	if (ret)
+		return ret;
+
+	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo, fd_off);
+
+	mutex_lock(&pool->lock);
+	pool->nr_owners--;	/* the pool is kept: it does not end here */
+	if (!ret) {
+		old = pool->owner_pid;
+		pool->owner_pid = get_pid(task_tgid(current));
+	}
+	mutex_unlock(&pool->lock);
+	put_pid(old);
+	return ret;
+}
+
+long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
+			      struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_adopt *args = data;
+	struct kfdpool_pool *pool;
+	int ret;
+
+	if (args->flags & ~KFDPOOL_ADOPT_BY_ID)
+		return -EINVAL;
+	if (args->flags & KFDPOOL_ADOPT_BY_ID) {
+		if (memchr_inv(&args->handle, 0, sizeof(args->handle)))
+			return -EINVAL;
+		ret = kfdpool_admin_find(args->id, &pool);
+	} else {
+		if (memchr_inv(args->id, 0, sizeof(args->id)))
+			return -EINVAL;
+		ret = kfdpool_handle_resolve(&args->handle, true, &pool);
+	}
+	if (ret)
+		return ret;
+	ret = kfdpool_persist_adopt(pool, fdo,
+				    offsetof(struct kfdpool_pool_adopt, fd));
+	kfdpool_pool_put(pool);
+	args->fd = -1;
+	return ret;
+}
+
+long kfdpool_ioctl_pool_destroy(struct file *file, unsigned int nr,
+				void *data, struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_destroy *args = data;
+	struct kfdpool_file *pf = file->private_data;
+	int ret;
+
+	if (pf->mode != KFDPOOL_MODE_OWNER)
+		return -EPERM;
+	if (args->flags || args->pad)
+		return -EINVAL;
+	ret = kfdpool_lock(pf);
+	if (ret)
+		return ret;
+	mutex_unlock(&pf->pool->lock);
+	kfdpool_pool_end(pf->pool);
+	return 0;
+}
+
+long kfdpool_ioctl_pool_destroy_id(struct file *file, unsigned int nr,
+				   void *data, struct kfdpool_fd_out *fdo)
+{
+	struct kfdpool_pool_destroy_id *args = data;
+	struct kfdpool_pool *pool;
+	int ret;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	ret = kfdpool_admin_find(args->id, &pool);
+	if (ret)
+		return ret;
+	kfdpool_pool_end(pool);
+	kfdpool_pool_put(pool);
+	return 0;
+}

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Persistent pools through the libraries: libkfdpool's create flag, owner
+ * handle, adoption and destruction (and their argument checks), and
+ * libkfdpool-hip's extensions from end to end: a producer process fills a
+ * persistent pool and exits without freeing, a consumer started after it
+ * imports every pointer through a Fabric handle, an adopter replaces one
+ * buffer and revokes its old record, and the pool is ended.
+ */
+#include <sys/wait.h>
+
+#include "lib_hip_util.h"
+#include "kselftest_harness.h"
+
+#define NBUF	3
+#define BUFSZ	(96u << 10)
+#define TAG	0x5045525349535400ULL	/* "PERSIST" */
+
+struct shared {
+	kfdpoolFabricHandle_t fabric;
+	kfdpoolOwnerHandle_t owner;
+	hipMemPoolPtrExportData data[NBUF];
+};
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* Run @fn(@sh) in a child; the child writes *@sh back.  Its exit code. */
+static int child(int (*fn)(struct shared *sh), struct shared *sh)
+{
+	int p[2], ret;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		ret = fn(sh);
+		if (write(p[1], sh, sizeof(*sh)) != sizeof(*sh))
+			ret = 99;
+		_exit(ret);
+	}
+	close(p[1]);
+	if (read(p[0], sh, sizeof(*sh)) != sizeof(*sh))
+		memset(sh, 0, sizeof(*sh));
+	close(p[0]);
+	return reap(pid);
+}
+
+/* Fill a persistent pool, export it, and leave without freeing. */
+static int producer(struct shared *sh)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	hipMemPool_t pool;
+	void *p[NBUF];
+	int i;
+
+	if (kfdpoolMemPoolCreatePersistent(&pool, &props))
+		return 10;
+	for (i = 0; i < NBUF; i++) {
+		if (hipMallocFromPoolAsync(&p[i], BUFSZ, pool, 0))
+			return 11;
+		lh_fill(p[i], BUFSZ, i, TAG);
+		if (hipMemPoolExportPointer(&sh->data[i], p[i]))
+			return 12;
+	}
+	if (hipMemPoolExportToShareableHandle(&sh->fabric, pool,
+					      hipMemHandleTypeFabric, 0) ||
+	    kfdpoolMemPoolExportOwnerHandle(&sh->owner, pool))
+		return 13;
+	return 0;
+}
+
+/* Import every pointer; buffer @fresh (or none: -1) has tag TAG + 1. */
+static int consumer_fresh(struct shared *sh, int fresh)
+{
+	hipMemPool_t pool;
+	void *p;
+	int i;
+
+	if (hipMemPoolImportFromShareableHandle(&pool, &sh->fabric,
+						hipMemHandleTypeFabric, 0))
+		return 10;
+	for (i = 0; i < NBUF; i++) {
+		if (hipMemPoolImportPointer(&p, pool, &sh->data[i]))
+			return 20 + i;
+		if (lh_check(p, BUFSZ, i, i == fresh ? TAG + 1 : TAG) >= 0)
+			return 30 + i;
+		if (hipFree(p))
+			return 40 + i;
+	}
+	/* An owner handle of an imported pool: there is none to give. */
+	if (kfdpoolMemPoolExportOwnerHandle(&sh->owner, pool) !=
+	    hipErrorInvalidValue)
+		return 50;
+	return hipMemPoolDestroy(pool) ? 51 : 0;
+}
+
+static int consumer(struct shared *sh)
+{
+	return consumer_fresh(sh, -1);
+}
+
+static int consumer_after(struct shared *sh)
+{
+	return consumer_fresh(sh, 0);
+}
+
+/* The old record of buffer 0 is refused. */
+static int consumer_old(struct shared *sh)
+{
+	hipMemPool_t pool;
+	void *p;
+
+	if (hipMemPoolImportFromShareableHandle(&pool, &sh->fabric,
+						hipMemHandleTypeFabric, 0))
+		return 10;
+	if (hipMemPoolImportPointer(&p, pool, &sh->data[0]) !=
+	    hipErrorInvalidHandle)
+		return 11;
+	return hipMemPoolDestroy(pool) ? 12 : 0;
+}
+
+/* Adopt, replace buffer 0, revoke its old record, leave. */
+static int adopter(struct shared *sh)
+{
+	hipMemPoolPtrExportData old = sh->data[0], mine;
+	hipError_t res[2];
+	hipMemPool_t pool, again;
+	void *p;
+
+	if (kfdpoolMemPoolAdopt(&pool, &sh->owner))
+		return 10;
+	if (strcmp(kfdpoolMemPoolBackend(pool), "module"))
+		return 11;
+	/* One owner at a time. */
+	if (kfdpoolMemPoolAdopt(&again, &sh->owner) != hipErrorIllegalState)
+		return 12;
+	if (hipMallocFromPoolAsync(&p, BUFSZ, pool, 0))
+		return 13;
+	lh_fill(p, BUFSZ, 0, TAG + 1);
+	if (hipMemPoolExportPointer(&mine, p))
+		return 14;
+	/* The record of this process's own pointer is hipFree's to revoke;
+	 * the earlier owner's is revoked here, once. */
+	res[0] = res[1] = hipErrorUnknown;
+	if (kfdpoolMemPoolRevokeExports(pool, &mine, 1, res) !=
+	    hipErrorInvalidValue || res[0] != hipErrorInvalidValue)
+		return 15;
+	if (kfdpoolMemPoolRevokeExports(pool, &old, 1, res) || res[0])
+		return 16;
+	if (kfdpoolMemPoolRevokeExports(pool, &old, 1, NULL) !=
+	    hipErrorInvalidHandle)
+		return 17;
+	if (kfdpoolMemPoolRevokeExports(pool, NULL, 0, NULL) ||
+	    kfdpoolMemPoolRevokeExports(pool, NULL, 1, NULL) !=
+	    hipErrorInvalidValue)
+		return 18;
+	sh->data[0] = mine;
+	return 0;
+}
+
+TEST(native_calls)
+{
+	struct kfdpool_pool_handle h;
+	uint8_t id[KFDPOOL_ID_LEN];
+	int ctl = kfdpool_open(), fd, a;
+
+	if (ctl < 0)
+		SKIP(return, "no /dev/kfdpool: %s", strerror(-ctl));
+	fd = kfdpool_pool_create_flags(ctl, 0, 0, KFDPOOL_POOL_PERSIST,
+				       "lib-persist", id);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, kfdpool_pool_create_flags(ctl, 0, 0, 0x2, NULL,
+						     NULL));
+	EXPECT_EQ(-EINVAL, kfdpool_owner_handle_export(fd, NULL));
+	ASSERT_EQ(0, kfdpool_owner_handle_export(fd, &h));
+	EXPECT_EQ(-EBUSY, kfdpool_pool_adopt(ctl, &h));
+	close(fd);
+	EXPECT_EQ(-EINVAL, kfdpool_pool_adopt(ctl, NULL));
+	EXPECT_EQ(-EINVAL, kfdpool_pool_adopt_id(ctl, NULL));
+	EXPECT_EQ(-EINVAL, kfdpool_pool_destroy_id(ctl, NULL));
+	EXPECT_EQ(-EBADF, kfdpool_pool_destroy(-1));
+	a = kfdpool_pool_adopt(ctl, &h);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(-EBUSY, kfdpool_pool_adopt_id(ctl, id));
+	close(a);
+	a = kfdpool_pool_adopt_id(ctl, id);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(0, kfdpool_pool_destroy(a));
+	EXPECT_EQ(-ENODEV, kfdpool_pool_destroy(a));
+	close(a);
+	EXPECT_EQ(-ENOENT, kfdpool_pool_adopt(ctl, &h));
+	EXPECT_EQ(-ENOENT, kfdpool_pool_destroy_id(ctl, id));
+	close(ctl);
+}
+
+TEST(hip_producer_consumer_adopter)
+{
+	struct kfdpool_query q;
+	struct shared sh;
+	hipMemPool_t pool, plain;
+	kfdpoolOwnerHandle_t oh;
+	int ctl = kfdpool_open();
+
+	if (ctl < 0 || kfdpool_query(ctl, &q) ||
+	    !(q.features & KFDPOOL_FEATURE_PERSIST))
+		SKIP(return, "no persistent pools here");
+	close(ctl);
+	memset(&sh, 0, sizeof(sh));
+	ASSERT_EQ(0, child(producer, &sh));
+	EXPECT_EQ(0, child(consumer, &sh));
+	EXPECT_EQ(0, child(consumer, &sh));
+	{
+		struct shared old = sh;
+
+		ASSERT_EQ(0, child(adopter, &sh));
+		EXPECT_EQ(0, child(consumer_old, &old));
+	}
+	EXPECT_EQ(0, child(consumer_after, &sh));
+
+	/* A pool that does not persist has no owner handle. */
+	ASSERT_EQ(hipSuccess, lh_pool(&plain, hipMemHandleTypeFabric, 0));
+	EXPECT_EQ(hipErrorInvalidValue,
+		  kfdpoolMemPoolExportOwnerHandle(&oh, plain));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolExportOwnerHandle(NULL,
+									plain));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(plain));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolAdopt(NULL, &sh.owner));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolAdopt(&pool, NULL));
+
+	/* The last adopter ends it; its handle adopts nothing after. */
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolAdopt(&pool, &sh.owner));
+	EXPECT_EQ(hipSuccess, kfdpoolMemPoolEnd(pool));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolEnd(pool));
+	EXPECT_EQ(hipErrorInvalidHandle, kfdpoolMemPoolAdopt(&pool, &sh.owner));
+}
+
+TEST_HARNESS_MAIN
