@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * pool_info: the smallest program over libkfdpool's native API, the one the
- * README builds by hand and runs in the VM (tools/vm/add-check).  It asks
- * the module what it offers, creates a pool, and lists the pools it can
- * see.  Links -lkfdpool alone: not one of the HIP examples make examples
- * builds from the directory above.
+ * pool_info: the smallest program over libkfdpool's native API, the one
+ * HACKING.md builds by hand and runs in the VM (tools/vm/add-check).  It
+ * asks the module what it offers, creates a pool, and lists the pools it
+ * can see.  It links libkfdpool alone: cc pool_info.c $(pkg-config --cflags
+ * --libs kfdpool).
  */
 #include <stdio.h>
 #include <string.h>
