@@ -254,6 +254,7 @@ static long kfdpool_ioctl_pool_export(struct file *file, unsigned int nr,
 {
 	struct kfdpool_pool_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
+	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -262,8 +263,10 @@ static long kfdpool_ioctl_pool_export(struct file *file, unsigned int nr,
 	if (!(pf->pool->handle_types & KFDPOOL_HANDLE_TYPE_FD))
 		return -EOPNOTSUPP;
 	args->fd = -1;
-	return kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
-				    offsetof(struct kfdpool_pool_export, fd));
+	ret = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_export, fd));
+	/* Not a pool that is missing: ours ended. */
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 /* Fill @st from the pool and @pf; pool->lock held. */

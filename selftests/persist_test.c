@@ -768,6 +768,7 @@ TEST_F(persist, admin_lists_and_destroys_other_users_pool)
 TEST_F(persist, destroy_on_owner_fd)
 {
 	struct kfdpool_pool_stats st;
+	struct kfdpool_pool_handle h;
 	struct kfdpool_import im;
 	struct shared sh;
 	int pool, dup_fd, imp;
@@ -784,6 +785,11 @@ TEST_F(persist, destroy_on_owner_fd)
 	EXPECT_EQ(-ENODEV, kfd_stats(dup_fd, &st));
 	EXPECT_EQ(-ENODEV, kfd_import(imp, &sh.rec[1], 0, NULL));
 	EXPECT_EQ(-ENODEV, kfd_destroy(pool));
+	/* Every owner command of a left-over owner fd, not only some. */
+	EXPECT_EQ(-ENODEV, kfd_pool_export(pool));
+	EXPECT_EQ(-ENODEV, kfd_import_handle(pool, &h));
+	EXPECT_EQ(-ENODEV, kfd_owner_handle(pool, &h));
+	EXPECT_EQ(-ENODEV, kfd_handle_rotate(pool));
 	EXPECT_EQ(0, kfd_list_find(sh.id, NULL));
 	/* What the importer holds stays. */
 	EXPECT_EQ(1, kfd_dmabuf_check(im.fd, BUF, 42, 0, BUF));
