@@ -7,6 +7,7 @@
  * file.
  */
 #include <linux/anon_inodes.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/module.h>
@@ -16,6 +17,7 @@
 #include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "kfdpool.h"
 
@@ -213,7 +215,8 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 		kfdpool_pool_put(pool);
 		return -ENOMEM;
 	}
-	if (!capable(CAP_IPC_LOCK))	/* as io_uring decides */
+	/* As io_uring decides: a user without it is no denial to audit. */
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
 		pool->locked = get_current_cred();
 	get_random_bytes(pool->id, sizeof(pool->id));
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));

@@ -7,7 +7,9 @@
  * Counted with a kprobe event on security_file_receive through tracefs;
  * on a kernel without security modules (CONFIG_SECURITY off, where that
  * hook is an empty inline) on receive_fd() itself.  Skipped where the
- * kernel has no kprobe events, or no receive_fd() for modules.
+ * kernel has no kprobe events, or no receive_fd() for modules.  And the one
+ * capability the module asks of every pool's creator, CAP_IPC_LOCK, is
+ * asked without an audit record (a kprobe event on cap_capable()).
  */
 #include <liburing.h>
 #include <sys/mount.h>
@@ -315,6 +317,86 @@ TEST_F(recv, pool_fds)
 	RECEIVES(N, pool_fds(_metadata, ctl, self->s.pool, &h, 1));
 	RECEIVES(N, pool_fds(_metadata, ctl, self->s.pool, &h, 2));
 	close(ctl);
+}
+
+#define CAP_NAME	"kfdpool_cap"
+#define CAP_EVENT	GROUP "/" CAP_NAME
+#define CAP_IPC_LOCK_NR	14
+#define CAP_OPT_NOAUDIT_BIT	0x2
+
+/*
+ * Every capability check the kernel makes for a task reaches cap_capable()
+ * with its options, security modules or not: count those of @cap in the
+ * trace, and how many of them security modules may audit.  -1 if unread.
+ */
+static int cap_checks(const char *dir, int *audited)
+{
+	char path[256], line[512], *p;
+	unsigned int cap, opts;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	*audited = 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " " CAP_NAME ":");
+		p = p ? strstr(p, " cap=") : NULL;
+		if (!p || sscanf(p, " cap=%u opts=%u", &cap, &opts) != 2 ||
+		    cap != CAP_IPC_LOCK_NR)
+			continue;
+		n++;
+		*audited += !(opts & CAP_OPT_NOAUDIT_BIT);
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Whether a pool's creator may lock memory without limit is asked as
+ * io_uring asks it, unaudited: an unprivileged user creating a pool must
+ * not make a security module log a CAP_IPC_LOCK denial each time, for a
+ * capability it neither asked for nor needs.
+ */
+TEST(create_asks_ipc_lock_unaudited)
+{
+	int ctl, status, n, audited = -1;
+	const char *dir = tracefs();
+	pid_t pid;
+
+	if (!dir)
+		SKIP(return, "no tracefs with kprobe events");
+	if (tfs_write(dir, "kprobe_events",
+		      "p:" CAP_EVENT " cap_capable cap=%dx:s32 opts=%cx:u32\n",
+		      true))
+		SKIP(return, "no kprobe on cap_capable");
+	ASSERT_EQ(0, tfs_write(dir, "trace", "", false));
+	ASSERT_EQ(0, tfs_write(dir, "events/" CAP_EVENT "/enable", "1", false));
+
+	ctl = kfd_open();
+	pid = fork();
+	if (!pid) {
+		/* No capability left, and the device already open. */
+		if (ctl < 0 || setresgid(4242, 4242, 4242) ||
+		    setresuid(4242, 4242, 4242))
+			_exit(90);
+		_exit(kfd_pool_create(ctl, 0, "recv-cap", 0, NULL) < 0);
+	}
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	tfs_write(dir, "events/" CAP_EVENT "/enable", "0", false);
+	n = cap_checks(dir, &audited);
+	tfs_write(dir, "kprobe_events", "-:" CAP_EVENT "\n", true);
+	close(ctl);
+
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* The module must ask (ALLOC's memlock charge depends on it)... */
+	EXPECT_LE(1, n);
+	/* ...and none of its asking may be audited. */
+	EXPECT_EQ(0, audited);
 }
 
 TEST_HARNESS_MAIN
