@@ -6,8 +6,9 @@
  * it with an owner handle (another user is refused), an administrator
  * lists, adopts and destroys any; the per-user count and byte limits
  * refuse with -EDQUOT and leave nothing behind; ALLOC's memory stays
- * charged to the creator's RLIMIT_MEMLOCK; a DESTROY racing an UNPIN
- * frees each thing once; every new field, flag and fd is fed bad values.
+ * charged to the creator's RLIMIT_MEMLOCK; a DESTROY racing an UNPIN, or
+ * a creation, frees each thing once; every new field, flag and fd is fed
+ * bad values.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -929,6 +930,48 @@ TEST_F(persist, destroy_while_unpinning)
 	EXPECT_EQ(q0.user_records, q1.user_records);
 	EXPECT_EQ(q0.global_pinned, q1.global_pinned);
 	EXPECT_EQ(q0.user_pinned, q1.user_pinned);
+}
+
+static void *sweeper(void *arg)
+{
+	volatile int *stop = arg;
+
+	while (!*stop)
+		kfd_persist_sweep(PREFIX "race");
+	return NULL;
+}
+
+/*
+ * An administrator destroying pools by id as soon as they are listed meets
+ * persistent pools in the middle of their creation: listed already, not
+ * yet holding themselves.  A pool ended then must not start holding itself
+ * after its end: no module reference, pool or persistent-pool charge may
+ * stay behind (the fixture checks the module's references).
+ */
+TEST_F(persist, admin_destroy_races_create)
+{
+	volatile int stop = 0;
+	struct kfdpool_query q;
+	__u8 id[KFDPOOL_ID_LEN];
+	int i, fd, made = 0;
+	pthread_t th;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, sweeper, (void *)&stop));
+	for (i = 0; i < 3000; i++) {
+		fd = kfd_persist_new(PREFIX "race", id);
+		if (fd < 0)
+			continue;
+		made++;
+		kfd_destroy(fd);	/* ENODEV when the sweeper was first */
+		close(fd);
+	}
+	stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	kfd_persist_sweep(PREFIX "race");
+	TH_LOG("%d of %d creations returned a pool", made, i);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(0, q.user_persistent);
+	EXPECT_EQ(self->refcnt, kfd_module_refcnt());
 }
 
 /*
