@@ -162,7 +162,8 @@ static void kfdpool_entry_free(struct kfdpool_pool *pool,
 /*
  * Unpin @entry: revoke its records (freed a batch per lock hold), then
  * free it, or leave it draining while files hold imports of it (return 1).
- * pool->lock held.
+ * pool->lock held.  If the pool ends in a gap (DESTROY), its end frees the
+ * rest and the entry: stop there.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked)
@@ -188,6 +189,8 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			mutex_unlock(&pool->lock);
 			cond_resched();
 			mutex_lock(&pool->lock);
+			if (pool->ended)
+				return 0;
 		}
 	}
 	if (entry->holders) {

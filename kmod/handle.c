@@ -54,13 +54,20 @@ struct kfdpool_handle_msg {
 	u64 tweak;
 };
 
-/* A copy of the pool's key, taken under its lock (rotate replaces it). */
-static void kfdpool_handle_key_get(struct kfdpool_pool *pool,
+/*
+ * A copy of the pool's key, taken under its lock (rotate replaces it).
+ * False if the pool ended.
+ */
+static bool kfdpool_handle_key_get(struct kfdpool_pool *pool,
 				   siphash_key_t key[2])
 {
+	bool live;
+
 	mutex_lock(&pool->lock);
 	memcpy(key, pool->handle_key, sizeof(pool->handle_key));
+	live = !pool->ended;
 	mutex_unlock(&pool->lock);
+	return live;
 }
 
 /* The secret of handle @h admitting @kid. */
@@ -116,6 +123,7 @@ long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 	u32 kid = __kuid_val(kuid);
 	bool owner = args->flags & KFDPOOL_HANDLE_EXPORT_OWNER;
 	siphash_key_t key[2];
+	int ret = 0;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -150,11 +158,13 @@ long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 	h->uid = from_kuid(ns, kuid);
 	h->serial = pool->serial;
 
-	kfdpool_handle_key_get(pool, key);
-	kfdpool_handle_mac(key, h, kid, h->secret);
+	if (kfdpool_handle_key_get(pool, key))
+		kfdpool_handle_mac(key, h, kid, h->secret);
+	else
+		ret = -ENODEV;
 	memzero_explicit(key, sizeof(key));
 	memcpy(args->handle.data, h, sizeof(*h));
-	return 0;
+	return ret;
 }
 
 long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
@@ -172,7 +182,8 @@ long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 	    !(pool->flags & KFDPOOL_POOL_PERSIST))
 		return -EOPNOTSUPP;
 
-	mutex_lock(&pool->lock);
+	if (kfdpool_lock(pf))
+		return -ENODEV;
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	mutex_unlock(&pool->lock);
 	return 0;

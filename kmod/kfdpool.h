@@ -244,7 +244,7 @@ struct kfdpool_file {
  * enum kfdpool_entry_state - where an entry is in its life
  * @KFDPOOL_ENTRY_LIVE: pinned: records are made and imported
  * @KFDPOOL_ENTRY_UNPINNING: UNPIN frees its records, the lock dropped
- *	between batches; only UNPIN may free it
+ *	between batches; only UNPIN, or the pool's end, may free it
  * @KFDPOOL_ENTRY_DRAINING: unpinned, kept while files hold imports of it
  */
 enum kfdpool_entry_state {

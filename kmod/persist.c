@@ -31,21 +31,33 @@ static void kfdpool_persist_undo(struct kfdpool_fd_out *fdo)
  * @pool: a new pool created with KFDPOOL_POOL_PERSIST
  * @fdo: the command's output, holding the pool's first owner file
  *
- * Return: 0, or -EDQUOT over max_user_persistent, nothing done.
+ * The pool is listed already: an administrator may have ended it by id.
+ * Its end dropped nothing then, so it must not hold itself after it.
+ *
+ * Return: 0 (the pool kept, or ended), or -EDQUOT over
+ * max_user_persistent, nothing done.
  */
 int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo)
 {
+	bool ended;
 	int ret;
 
 	ret = kfdpool_persist_user_charge(pool->user, 1, 0);
 	if (ret)
 		return ret;
-	/* Called from an ioctl of the module: it is live. */
-	__module_get(THIS_MODULE);
-	kref_get(&pool->ref);
 	mutex_lock(&pool->lock);
-	pool->kept = true;
+	ended = pool->ended;
+	if (!ended) {
+		/* Called from an ioctl of the module: it is live. */
+		__module_get(THIS_MODULE);
+		kref_get(&pool->ref);
+		pool->kept = true;
+	}
 	mutex_unlock(&pool->lock);
+	if (ended) {
+		kfdpool_persist_user_uncharge(pool->user, 1, 0);
+		return 0;
+	}
 	fdo->undo = kfdpool_persist_undo;
 	fdo->pfile = fdo->file->private_data;
 	return 0;

@@ -7,6 +7,7 @@
  * file.
  */
 #include <linux/anon_inodes.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/module.h>
@@ -16,6 +17,7 @@
 #include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "kfdpool.h"
 
@@ -213,7 +215,8 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 		kfdpool_pool_put(pool);
 		return -ENOMEM;
 	}
-	if (!capable(CAP_IPC_LOCK))	/* as io_uring decides */
+	/* As io_uring decides: a user without it is no denial to audit. */
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
 		pool->locked = get_current_cred();
 	get_random_bytes(pool->id, sizeof(pool->id));
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
@@ -254,6 +257,7 @@ static long kfdpool_ioctl_pool_export(struct file *file, unsigned int nr,
 {
 	struct kfdpool_pool_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
+	int ret;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
@@ -262,8 +266,10 @@ static long kfdpool_ioctl_pool_export(struct file *file, unsigned int nr,
 	if (!(pf->pool->handle_types & KFDPOOL_HANDLE_TYPE_FD))
 		return -EOPNOTSUPP;
 	args->fd = -1;
-	return kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
-				    offsetof(struct kfdpool_pool_export, fd));
+	ret = kfdpool_file_prepare(pf->pool, KFDPOOL_MODE_IMPORT, fdo,
+				   offsetof(struct kfdpool_pool_export, fd));
+	/* Not a pool that is missing: ours ended. */
+	return ret == -ENOENT ? -ENODEV : ret;
 }
 
 /* Fill @st from the pool and @pf; pool->lock held. */

@@ -171,11 +171,11 @@ static int kfdpool_uring_result(struct io_uring_cmd *cmd, int ret,
  * IO_URING_F_NONBLOCK is not honoured: a command sleeps on the pool's lock
  * and faults user pages as the ioctl does, holding up only the submitter's
  * own ring.  Answering -EAGAIN would have io_uring call again from io-wq,
- * and some kernels (Debian's 6.12) then hand the retry a pointer into the
- * SQ ring, not the copy they took, so the retry could run a refilled slot;
- * nothing lets a driver tell a retry from a first issue to keep its own
- * copy.  IOSQE_ASYNC moves a command off the submitter's thread, with the
- * SQE copied first on every kernel.
+ * and some kernels (6.12's stable releases) then hand the retry a pointer
+ * into the SQ ring, not the copy they took, so the retry could run a
+ * refilled slot; nothing lets a driver tell a retry from a first issue to
+ * keep its own copy.  IOSQE_ASYNC moves a command off the submitter's
+ * thread, with the SQE copied first on every kernel.
  *
  * Return: the CQE's res.
  */

@@ -6,10 +6,15 @@
  * it with an owner handle (another user is refused), an administrator
  * lists, adopts and destroys any; the per-user count and byte limits
  * refuse with -EDQUOT and leave nothing behind; ALLOC's memory stays
- * charged to the creator's RLIMIT_MEMLOCK; every new field, flag and fd
- * is fed bad values.
+ * charged to the creator's RLIMIT_MEMLOCK; a DESTROY racing an UNPIN, or
+ * a creation, frees each thing once; every new field, flag and fd is fed
+ * bad values.
  */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <grp.h>
 
@@ -764,6 +769,7 @@ TEST_F(persist, admin_lists_and_destroys_other_users_pool)
 TEST_F(persist, destroy_on_owner_fd)
 {
 	struct kfdpool_pool_stats st;
+	struct kfdpool_pool_handle h;
 	struct kfdpool_import im;
 	struct shared sh;
 	int pool, dup_fd, imp;
@@ -780,6 +786,11 @@ TEST_F(persist, destroy_on_owner_fd)
 	EXPECT_EQ(-ENODEV, kfd_stats(dup_fd, &st));
 	EXPECT_EQ(-ENODEV, kfd_import(imp, &sh.rec[1], 0, NULL));
 	EXPECT_EQ(-ENODEV, kfd_destroy(pool));
+	/* Every owner command of a left-over owner fd, not only some. */
+	EXPECT_EQ(-ENODEV, kfd_pool_export(pool));
+	EXPECT_EQ(-ENODEV, kfd_import_handle(pool, &h));
+	EXPECT_EQ(-ENODEV, kfd_owner_handle(pool, &h));
+	EXPECT_EQ(-ENODEV, kfd_handle_rotate(pool));
 	EXPECT_EQ(0, kfd_list_find(sh.id, NULL));
 	/* What the importer holds stays. */
 	EXPECT_EQ(1, kfd_dmabuf_check(im.fd, BUF, 42, 0, BUF));
@@ -796,6 +807,171 @@ TEST_F(persist, destroy_on_owner_fd)
 	EXPECT_EQ(-ENODEV, kfd_stats(imp, &st));
 	close(imp);
 	close(pool);
+}
+
+/* One UNPIN and one DESTROY of the same pool, the DESTROY @delay_ns late. */
+struct unpin_race {
+	int pool;
+	__u32 entry;
+	long long delay_ns;
+	volatile int go;
+	int unpin;
+	int destroy;
+};
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *race_destroy(void *arg)
+{
+	struct unpin_race *r = arg;
+	long long until;
+
+	while (!r->go)
+		;
+	until = now_ns() + r->delay_ns;
+	while (now_ns() < until)
+		;
+	r->destroy = kfd_destroy(r->pool);
+	return NULL;
+}
+
+/* A pool with one entry of @nrec records: its owner fd, the entry in *@e. */
+static int pool_with_records(struct kfdpool_export *ex, unsigned int nrec,
+			     __u32 *e)
+{
+	unsigned int i, n;
+	int pool, buf, ret;
+
+	pool = kfd_pool_new(PREFIX "unpin-race");
+	if (pool < 0)
+		return pool;
+	buf = kfd_dmabuf_new(4096);
+	if (buf < 0)
+		return buf;
+	ret = kfd_pin(pool, buf, 0);
+	close(buf);
+	if (ret < 0)
+		return ret;
+	*e = ret;
+	memset(ex, 0, nrec * sizeof(*ex));
+	for (i = 0; i < nrec; i++) {
+		ex[i].entry_id = *e;
+		ex[i].size = 1;
+	}
+	for (i = 0; i < nrec; i += n) {
+		n = nrec - i < 4096 ? nrec - i : 4096;
+		if (kfd_batch(pool, KFDPOOL_IOC_EXPORT_BATCH, ex + i, n,
+			      sizeof(*ex)) != (int)n || ex[i + n - 1].status)
+			return -EIO;
+	}
+	return pool;
+}
+
+/*
+ * UNPIN of an entry with many records frees them with the pool's lock
+ * dropped now and then; a DESTROY in one of those gaps ends the pool,
+ * freeing the entry and the record table under the UNPIN.  The UNPIN must
+ * stop there, not go on in freed memory (KASAN on the debug kernel; a
+ * double free of the entry and its charges elsewhere): every figure and
+ * dma-buf comes back.  Both run on one CPU, where the UNPIN's
+ * cond_resched() lets the woken DESTROY take the lock; the DESTROY is
+ * sent later each round, across the UNPIN's length measured in the first.
+ */
+TEST_F(persist, destroy_while_unpinning)
+{
+	const unsigned int nrec = 65536, rounds = 12;
+	struct kfdpool_query q0, q1;
+	struct kfdpool_export *ex;
+	struct unpin_race r;
+	long long t, span = 0;
+	unsigned int round, ended = 0;
+	cpu_set_t cpu;
+	pthread_t th;
+
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu(), &cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));
+	ex = calloc(nrec, sizeof(*ex));
+	ASSERT_NE(NULL, ex);
+	ASSERT_EQ(0, kfd_query(&q0));
+	for (round = 0; round <= rounds; round++) {
+		memset(&r, 0, sizeof(r));
+		r.pool = pool_with_records(ex, nrec, &r.entry);
+		ASSERT_LE(0, r.pool);
+		if (!round) {
+			t = now_ns();
+			ASSERT_EQ(0, kfd_unpin(r.pool, r.entry, NULL));
+			span = now_ns() - t;
+			close(r.pool);
+			continue;
+		}
+		r.delay_ns = span * (round - 1) / (2 * (rounds - 1));
+		ASSERT_EQ(0, pthread_create(&th, NULL, race_destroy, &r));
+		r.go = 1;
+		r.unpin = kfd_unpin(r.pool, r.entry, NULL);
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		/* Done before the end, or refused after it. */
+		EXPECT_TRUE(r.unpin == 0 || r.unpin == -ENODEV)
+			TH_LOG("round %u: UNPIN %d", round, r.unpin);
+		EXPECT_EQ(0, r.destroy);
+		ended += r.unpin == -ENODEV;
+		close(r.pool);
+	}
+	TH_LOG("UNPIN of %u records: %lld ns; %u of %u rounds ended first",
+	       nrec, span, ended, rounds);
+	free(ex);
+	ASSERT_EQ(0, kfd_query(&q1));
+	EXPECT_EQ(q0.user_records, q1.user_records);
+	EXPECT_EQ(q0.global_pinned, q1.global_pinned);
+	EXPECT_EQ(q0.user_pinned, q1.user_pinned);
+}
+
+static void *sweeper(void *arg)
+{
+	volatile int *stop = arg;
+
+	while (!*stop)
+		kfd_persist_sweep(PREFIX "race");
+	return NULL;
+}
+
+/*
+ * An administrator destroying pools by id as soon as they are listed meets
+ * persistent pools in the middle of their creation: listed already, not
+ * yet holding themselves.  A pool ended then must not start holding itself
+ * after its end: no module reference, pool or persistent-pool charge may
+ * stay behind (the fixture checks the module's references).
+ */
+TEST_F(persist, admin_destroy_races_create)
+{
+	volatile int stop = 0;
+	struct kfdpool_query q;
+	__u8 id[KFDPOOL_ID_LEN];
+	int i, fd, made = 0;
+	pthread_t th;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, sweeper, (void *)&stop));
+	for (i = 0; i < 3000; i++) {
+		fd = kfd_persist_new(PREFIX "race", id);
+		if (fd < 0)
+			continue;
+		made++;
+		kfd_destroy(fd);	/* ENODEV when the sweeper was first */
+		close(fd);
+	}
+	stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	kfd_persist_sweep(PREFIX "race");
+	TH_LOG("%d of %d creations returned a pool", made, i);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(0, q.user_persistent);
+	EXPECT_EQ(self->refcnt, kfd_module_refcnt());
 }
 
 /*

@@ -7,8 +7,12 @@
  * Counted with a kprobe event on security_file_receive through tracefs;
  * on a kernel without security modules (CONFIG_SECURITY off, where that
  * hook is an empty inline) on receive_fd() itself.  Skipped where the
- * kernel has no kprobe events, or no receive_fd() for modules.
+ * kernel has no kprobe events, or no receive_fd() for modules.  And the
+ * capabilities the module asks of any caller to decide what it does, not
+ * whether it may (CAP_IPC_LOCK at POOL_CREATE, CAP_SYS_ADMIN at
+ * POOL_LIST), are asked without an audit record (kprobe on cap_capable()).
  */
+#include <ctype.h>
 #include <liburing.h>
 #include <sys/mount.h>
 
@@ -314,6 +318,113 @@ TEST_F(recv, pool_fds)
 	RECEIVES(N, pool_fds(_metadata, ctl, self->s.pool, &h, 0));
 	RECEIVES(N, pool_fds(_metadata, ctl, self->s.pool, &h, 1));
 	RECEIVES(N, pool_fds(_metadata, ctl, self->s.pool, &h, 2));
+	close(ctl);
+}
+
+#define CAP_NAME	"kfdpool_cap"
+#define CAP_EVENT	GROUP "/" CAP_NAME
+#define CAP_IPC_LOCK_NR	14
+#define CAP_SYS_ADMIN_NR	21
+#define CAP_OPT_NOAUDIT_BIT	0x2
+
+/* The pid of a trace line ("comm-PID [CPU] ..."), or -1. */
+static int trace_pid(const char *line)
+{
+	const char *q = strstr(line, " [");
+
+	if (!q)
+		return -1;
+	while (q > line && q[-1] == ' ')
+		q--;
+	while (q > line && isdigit((unsigned char)q[-1]))
+		q--;
+	return q > line && q[-1] == '-' ? atoi(q) : -1;
+}
+
+/*
+ * Every capability check the kernel makes for a task reaches cap_capable()
+ * with its options, security modules or not: count those of @cap by @pid
+ * in the trace, and how many of them security modules may audit.  -1 if
+ * the trace cannot be read.
+ */
+static int cap_checks(const char *dir, pid_t pid, unsigned int cap,
+		      int *audited)
+{
+	char path[256], line[512], *p;
+	unsigned int c, opts;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	*audited = 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " " CAP_NAME ":");
+		p = p ? strstr(p, " cap=") : NULL;
+		if (!p || sscanf(p, " cap=%u opts=%u", &c, &opts) != 2 ||
+		    c != cap || trace_pid(line) != pid)
+			continue;
+		n++;
+		*audited += !(opts & CAP_OPT_NOAUDIT_BIT);
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * What the module asks of every caller is asked unaudited, as io_uring asks
+ * CAP_IPC_LOCK: an unprivileged user creating a pool (whether ALLOC will be
+ * charged to its RLIMIT_MEMLOCK) or listing pools (its own, or all) must
+ * not make a security module log a denial each time, of a capability it
+ * neither asked for nor needs.
+ */
+TEST(create_and_list_ask_capabilities_unaudited)
+{
+	struct kfdpool_pool_info info[4];
+	int ctl, status, n, audited;
+	const char *dir = tracefs();
+	__u64 cursor = 0;
+	pid_t pid;
+
+	if (!dir)
+		SKIP(return, "no tracefs with kprobe events");
+	if (tfs_write(dir, "kprobe_events",
+		      "p:" CAP_EVENT " cap_capable cap=%dx:s32 opts=%cx:u32\n",
+		      true))
+		SKIP(return, "no kprobe on cap_capable");
+	ASSERT_EQ(0, tfs_write(dir, "trace", "", false));
+	ASSERT_EQ(0, tfs_write(dir, "events/" CAP_EVENT "/enable", "1", false));
+
+	ctl = kfd_open();
+	pid = fork();
+	if (!pid) {
+		/* No capability left, and the device already open. */
+		if (ctl < 0 || setresgid(4242, 4242, 4242) ||
+		    setresuid(4242, 4242, 4242))
+			_exit(90);
+		if (kfd_pool_create(ctl, 0, "recv-cap", 0, NULL) < 0)
+			_exit(91);
+		_exit(kfd_list_page(ctl, info, 4, &cursor) < 0 ? 92 : 0);
+	}
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	tfs_write(dir, "events/" CAP_EVENT "/enable", "0", false);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	/* The module asks each (ALLOC's charge, the listing's scope)... */
+	n = cap_checks(dir, pid, CAP_IPC_LOCK_NR, &audited);
+	EXPECT_LE(1, n);
+	/* ...and none of its asking may be audited. */
+	EXPECT_EQ(0, audited) TH_LOG("CAP_IPC_LOCK: %d of %d audited",
+				     audited, n);
+	n = cap_checks(dir, pid, CAP_SYS_ADMIN_NR, &audited);
+	EXPECT_LE(1, n);
+	EXPECT_EQ(0, audited) TH_LOG("CAP_SYS_ADMIN: %d of %d audited",
+				     audited, n);
+	tfs_write(dir, "kprobe_events", "-:" CAP_EVENT "\n", true);
 	close(ctl);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * In <linux/io_uring.h> (before <linux/io_uring/cmd.h> existed),
- * io_uring_cmd_done() took (cmd, ret, res2); stable kernels, Debian's 6.1
- * among them, gained a fourth argument, issue_flags.
+ * io_uring_cmd_done() took (cmd, ret, res2); later 6.1 stable releases
+ * gained a fourth argument, issue_flags.
  */
 #include <linux/io_uring.h>
 

@@ -223,7 +223,8 @@ struct kfdpool_pool_list {
  * @name: returns the pool's name
  * @limit: returns the pool's limit, 0 for none
  * @handle_types: returns the pool's KFDPOOL_HANDLE_TYPE_*
- * @owner_pid: returns the creator's pid, 0 once it is gone
+ * @owner_pid: returns the pid of the creator or last adopter, 0 once it
+ *	is gone
  * @reserved_bytes: returns the bytes of all entries
  * @reserved_high: returns the high-water mark of @reserved_bytes
  * @used_bytes: returns the bytes of the entries that have a live record
