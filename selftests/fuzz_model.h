@@ -3,7 +3,11 @@
  * The model of fuzz_test's stateful half (fuzz_state.h): what one fuzzing
  * thread made (pools, entries, records live and revoked, import fds and the
  * imports each holds, pool handles live and rotated away, a child), the
- * mutations a call may carry, and the checks.
+ * mutations a call may carry, and the checks.  Some pools are persistent:
+ * made as a user of the thread's own (FS_UID_BASE + id), so that the
+ * per-user figures and caps of persistent pools are the thread's alone;
+ * such a pool may be parked (no owner fd), adopted again by owner handle
+ * or by id, and destroyed.
  *
  * Nothing here asserts an errno: what a call returns updates the model, and
  * what is checked are the invariants that hold whatever the errno:
@@ -20,9 +24,19 @@
  *    draining entries, records, reserved, draining and imported bytes, each
  *    fd's imports, import fds, and used bytes (those of the entries that
  *    have a live record);
- *  - a pool ends with its owner fd: an import fd left over answers ENODEV.
+ *  - a pool ends with its owner fd, unless it is persistent: an import fd
+ *    left over answers ENODEV; a persistent pool keeps its entries and
+ *    records with no fd at all, until it is destroyed (then every fd of it
+ *    answers ENODEV at once);
+ *  - the thread's user's figures (QUERY as that user, debugfs "users"):
+ *    its persistent pools, their entries' bytes and its live records equal
+ *    the model's, and a persistent pool or pin past max_user_persistent or
+ *    max_user_persistent_bytes fails with EDQUOT, one within them does not;
  *  - what the ABI pins to one errno does fail with it (ANY pool handles
- *    while allow_any_handles is off: EPERM).
+ *    while allow_any_handles is off: EPERM; adoption while an owner fd is
+ *    open: EBUSY; adoption of a pool that is not persistent: EOPNOTSUPP;
+ *    an owner handle presented by another user or killed by a rotation:
+ *    EACCES; adoption or destruction by id without CAP_SYS_ADMIN: EPERM).
  * A break is a violation: counted, printed, and the test fails.
  *
  * An unpinned entry goes as soon as no pool file holds an import of it,
@@ -55,6 +69,8 @@
 #define FS_PAGE		4096
 #define FS_CHECK_EVERY	64	/* steps on a pool between two checks */
 #define FS_ELEMS_BYTES	(KFD_BATCH_MAX * FS_ELEM_MAX)
+/* Thread id's user for persistent pools: no one else's figures mix in. */
+#define FS_UID_BASE	61000
 
 /* Per-command figures: _IOC_NR of the ioctls, then the io_uring forms. */
 #define FS_OP_URING	0x20	/* + 0..3: EXPORT, REVOKE, IMPORT, RELEASE */
@@ -92,6 +108,29 @@ static const char *const fs_op_names[FS_NOPS] = {
 static struct kfdpool_pool_handle fs_any_handle;
 static bool fs_have_any_handle, fs_any_allowed;
 
+/*
+ * The selftests' dma-buf importer module (selftests/importer), opened by
+ * fuzz_test before the fuzzers start, or -1: a device's view of ALLOC'd
+ * memory.  It checks pattern(seed) and leaves pattern(seed + 2), a 32-bit
+ * word per 4 bytes (kfdpool_importer_word()).
+ */
+static int fs_importer = -1;
+
+struct fs_importer_check {
+	__s32 fd;
+	__u32 seed;
+	__u32 stage;
+	__u32 segments;
+	__u64 bad_offset;
+};
+
+#define FS_IMPORTER_CHECK _IOWR('K', 1, struct fs_importer_check)
+
+static inline uint32_t fs_importer_word(uint32_t seed, uint64_t off)
+{
+	return seed * 2654435761u + (uint32_t)(off / 4);
+}
+
 /* Figures of all fuzzers (in MAP_SHARED memory). */
 #define FS_NERR 134	/* errnos counted per command */
 
@@ -101,6 +140,8 @@ struct fs_stats {
 	uint64_t stateful, stateful_ok;	/* calls made from the model */
 	uint64_t mutated, must_fail;
 	uint64_t model_checks, children, killed, recreated;
+	uint64_t persistent, parked, adopted, destroyed, edquot, user_checks;
+	uint64_t debugfs, device;
 	uint64_t violations;
 	char msg[FS_NMSG][256];
 };
@@ -184,6 +225,12 @@ struct fs_pool {
 	struct fs_gone gone[FS_GONE];	/* the last entries let go */
 	unsigned int ngone;
 	bool broken;		/* out of step with the model: make anew */
+	bool persist;		/* made with KFDPOOL_POOL_PERSIST, as s->uid:
+				 * parked while fd[0] is -1 */
+	bool child_owner;	/* the child adopted it: an owner fd is open */
+	struct kfdpool_pool_handle owner[FS_HANDLES];	/* owner handles */
+	bool owner_dead[FS_HANDLES];
+	unsigned int nowner;
 };
 
 struct fs_thread {
@@ -208,6 +255,15 @@ struct fs_thread {
 	int child_pool;
 	unsigned int child_left;	/* calls before it is killed */
 	uint64_t calls;
+	uid_t uid;		/* the user of the persistent pools */
+	bool persist;		/* persistent pools are made (as @uid) */
+	bool persist_unsure;	/* a figure differed: no more predictions */
+	uint32_t max_persist;	/* QUERY's max_user_persistent */
+	uint64_t max_pbytes;	/* QUERY's max_user_persistent_bytes */
+	uint64_t pool_cap;	/* QUERY's default_pool_limit */
+	bool user_limit;	/* user_limit is set: EDQUOT has another cause */
+	uint64_t memlock;	/* RLIMIT_MEMLOCK, 0 for none */
+	bool no_device;		/* the importer module cannot check here */
 };
 
 /* ------------------------------------------------------------------ */
@@ -256,6 +312,36 @@ static long fs_ioctl(struct fs_thread *s, int fd, uint32_t cmd, void *arg)
 	return ret;
 }
 
+/*
+ * Make the calling thread's euid @uid, root's set of ids kept: the system
+ * call changes one thread's credentials (glibc's wrapper would change every
+ * thread's), and going back to 0 gives its capabilities back.
+ */
+static int fs_seteuid(uid_t uid)
+{
+	return syscall(SYS_setresuid, -1, uid, -1) ? -errno : 0;
+}
+
+/* fs_ioctl(), as the thread's own user when @as_user. */
+static long fs_ioctl_as(struct fs_thread *s, int fd, uint32_t cmd, void *arg,
+			bool as_user)
+{
+	long ret;
+
+	if (!as_user)
+		return fs_ioctl(s, fd, cmd, arg);
+	if (fs_seteuid(s->uid))
+		return -EPERM;
+	ret = fs_ioctl(s, fd, cmd, arg);
+	if (fs_seteuid(0)) {
+		/* The rest of the run needs root: stop here, loudly. */
+		fprintf(stderr, "# fuzz: fuzzer %d cannot become root again\n",
+			s->id);
+		_exit(3);
+	}
+	return ret;
+}
+
 /* One stateful io_uring command; the CQE's res, or -errno. */
 static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
 		     uint32_t op, const void *payload)
@@ -286,6 +372,35 @@ static long fs_uring(struct fs_thread *s, struct rel_ring *r, int fd,
 static bool fs_child_on(struct fs_thread *s, int p)
 {
 	return s->child > 0 && s->child_pool == p;
+}
+
+/* Whether slot @P holds a pool: one with an owner fd, or a parked one. */
+static bool fs_pool_exists(const struct fs_pool *P)
+{
+	return P->fd[0] >= 0 || P->persist;
+}
+
+/* A persistent pool with no owner fd: adoption gives it one. */
+static bool fs_parked(const struct fs_pool *P)
+{
+	return P->persist && P->fd[0] < 0 && !P->child_owner;
+}
+
+/* Owner files of the pool open, as POOL_LIST and debugfs count them. */
+static uint32_t fs_owners(const struct fs_pool *P)
+{
+	return P->fd[0] >= 0 || P->child_owner;
+}
+
+/* The first open fd slot of @P, or -1. */
+static int fs_first_fd(const struct fs_pool *P)
+{
+	int f;
+
+	for (f = 0; f < FS_FDS; f++)
+		if (P->fd[f] >= 0)
+			return f;
+	return -1;
 }
 
 static uint32_t fs_holders(struct fs_pool *P, int e)
@@ -575,6 +690,11 @@ static const struct fs_layout fs_layouts[] = {
 	  offsetof(struct kfdpool_alloc, pad), true),
 	L(KFDPOOL_IOC_POOL_LIST, kfdpool_pool_list, flags, 0,
 	  offsetof(struct kfdpool_pool_list, pad), false),
+	L(KFDPOOL_IOC_POOL_ADOPT, kfdpool_pool_adopt, flags, 1, -1, false),
+	L(KFDPOOL_IOC_POOL_DESTROY, kfdpool_pool_destroy, flags, 0,
+	  offsetof(struct kfdpool_pool_destroy, pad), true),
+	L(KFDPOOL_IOC_POOL_DESTROY_ID, kfdpool_pool_destroy_id, flags, 0,
+	  offsetof(struct kfdpool_pool_destroy_id, pad), false),
 	{ KFDPOOL_IOC_QUERY, -1, 0, offsetof(struct kfdpool_query, pad), 4,
 	  false, true },
 #undef L
@@ -609,7 +729,17 @@ struct fs_call {
 	enum fs_mut mut;
 	const char *why;	/* what made it a must-fail call */
 	int want;		/* -errno it must fail with (0: any) */
+	bool as_user;		/* made as the thread's user (s->uid) */
 };
+
+/*
+ * Whether mutation @m leaves the struct and the fd as the ABI wants them:
+ * then an errno the model predicts is the one the call must return.
+ */
+static bool fs_plain(enum fs_mut m)
+{
+	return m == FS_VALID || m == FS_LONG_ZERO || m == FS_SEMANTIC;
+}
 
 /*
  * Apply a struct-level mutation @m to the call of @cmd whose valid argument
@@ -700,7 +830,7 @@ static void fs_apply(struct fs_thread *s, struct fs_call *c, int p,
 /* Make the call; a must-fail call that succeeded is a violation. */
 static long fs_call(struct fs_thread *s, struct fs_call *c, const char *what)
 {
-	long ret = fs_ioctl(s, c->fd, c->cmd, c->arg);
+	long ret = fs_ioctl_as(s, c->fd, c->cmd, c->arg, c->as_user);
 
 	if (ret >= 0 && c->must_fail)
 		fs_violation(s, "%s succeeded with %s", what, c->why);
@@ -1221,6 +1351,123 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 #define FS_SETTLE_TRIES	250
 #define FS_SETTLE_US	8000
 
+/* ------------------------------------------------------------------ */
+/* The thread's user: its persistent pools, their bytes, its records   */
+/* ------------------------------------------------------------------ */
+
+struct fs_ufigs {
+	uint32_t pools, records;
+	uint64_t bytes;
+	bool bytes_known;	/* no child's imports may keep an entry */
+};
+
+/*
+ * What the module charges to the thread's user: its persistent pools (the
+ * pools made as s->uid), the bytes of their entries, draining ones
+ * included, and their live records.
+ */
+static void fs_user_model(struct fs_thread *s, struct fs_ufigs *u)
+{
+	struct fs_pool *P;
+	int p, e, i;
+
+	memset(u, 0, sizeof(*u));
+	u->bytes_known = true;
+	for (p = 0; p < FS_POOLS; p++) {
+		P = &s->pool[p];
+		if (!P->persist)
+			continue;
+		u->pools++;
+		if (fs_child_on(s, p))
+			u->bytes_known = false;
+		for (e = 0; e < FS_ENTRIES; e++)
+			u->bytes += P->ent[e].id ? P->ent[e].size : 0;
+		for (i = 0; i < FS_RECS; i++)
+			u->records += P->rec[i].live;
+	}
+}
+
+/* The user's figures @pools, @bytes, @records against the model's. */
+static const char *fs_user_cmp(struct fs_thread *s, uint64_t pools,
+			       uint64_t bytes, uint64_t records,
+			       const char *where)
+{
+	static __thread char what[160];
+	struct fs_ufigs u;
+
+	fs_user_model(s, &u);
+	if (pools != u.pools)
+		snprintf(what, sizeof(what), "%s: persistent pools %llu, model %u",
+			 where, (unsigned long long)pools, u.pools);
+	else if (records != u.records)
+		snprintf(what, sizeof(what), "%s: records %llu, model %u",
+			 where, (unsigned long long)records, u.records);
+	else if (u.bytes_known && bytes != u.bytes)
+		snprintf(what, sizeof(what), "%s: persistent bytes %llu, model %llu",
+			 where, (unsigned long long)bytes,
+			 (unsigned long long)u.bytes);
+	else
+		return NULL;
+	return what;
+}
+
+/* QUERY as the thread's user: NULL when its figures are the model's. */
+static const char *fs_user_diff(struct fs_thread *s)
+{
+	struct kfdpool_query q;
+
+	memset(&q, 0, sizeof(q));
+	if (fs_ioctl_as(s, s->ctl, KFDPOOL_IOC_QUERY, &q, true) < 0)
+		return NULL;	/* no memory, say: no verdict */
+	return fs_user_cmp(s, q.user_persistent, q.user_persistent_bytes,
+			   q.user_records, "QUERY");
+}
+
+/*
+ * Wait until the user's figures are the model's (a fork of another thread
+ * may keep an entry the model let go a moment longer): true when they are,
+ * false (a violation, once) when they stay apart or the thread does not
+ * make persistent pools.
+ */
+static bool fs_user_settle(struct fs_thread *s)
+{
+	const char *bad = NULL;
+	int i;
+
+	if (!s->persist || s->persist_unsure)
+		return false;
+	__atomic_add_fetch(&s->st->user_checks, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < FS_SETTLE_TRIES; i++) {
+		bad = fs_user_diff(s);
+		if (!bad)
+			return true;
+		usleep(FS_SETTLE_US);
+	}
+	fs_violation(s, "user %u: %s", s->uid, bad);
+	s->persist_unsure = true;
+	return false;
+}
+
+/*
+ * Would @size more bytes in pool @p pass max_user_persistent_bytes?  1 yes,
+ * 0 no, -1 no verdict (a child's imports may keep entries the model counts).
+ */
+static int fs_pbytes_over(struct fs_thread *s, int p, uint64_t size)
+{
+	struct fs_ufigs u;
+
+	if (s->user_limit)
+		return -1;	/* user_limit refuses with EDQUOT too */
+	if (!s->pool[p].persist || !s->max_pbytes)
+		return 0;
+	if (s->persist_unsure)
+		return -1;
+	fs_user_model(s, &u);
+	if (!u.bytes_known)
+		return -1;
+	return size > s->max_pbytes || u.bytes > s->max_pbytes - size;
+}
+
 /*
  * Compare the pool with the model.  A file a child or a concurrent fork
  * held a moment ago is released as its last holder lets go: a mismatch
@@ -1231,7 +1478,9 @@ static void fs_check(struct fs_thread *s, int p)
 	int i;
 
 	s->pool[p].since_check = 0;
-	if (fs_child_on(s, p) || s->pool[p].fd[0] < 0)
+	if (s->pool[p].persist && !fs_child_on(s, p))
+		fs_user_settle(s);
+	if (fs_child_on(s, p) || fs_first_fd(&s->pool[p]) < 0)
 		return;
 	__atomic_add_fetch(&s->st->model_checks, 1, __ATOMIC_RELAXED);
 	if (fs_slots_moved(s, p)) {

@@ -13,6 +13,8 @@
 #ifndef KFDPOOL_FUZZ_STATE_H
 #define KFDPOOL_FUZZ_STATE_H
 
+#include <poll.h>
+
 #include "fuzz_model.h"
 
 /* ------------------------------------------------------------------ */
@@ -29,6 +31,14 @@ static bool fs_skip_untyped(struct fs_thread *s, struct fs_pool *P,
 	return !(P->types & type) && fs_below(s, 8);
 }
 
+/* An open fd of pool @p, or a pipe's when it has none (parked). */
+static int fs_pool_fd(struct fs_thread *s, int p)
+{
+	int f = fs_first_fd(&s->pool[p]);
+
+	return f >= 0 ? s->pool[p].fd[f] : s->others[0];
+}
+
 /* The argument area: the struct, then room for a bigger version's tail. */
 static void *fs_arg(struct fs_thread *s)
 {
@@ -42,7 +52,8 @@ static bool fs_pin(struct fs_thread *s, int p)
 	struct kfdpool_pin *x = fs_arg(s);
 	struct fs_call c = { .fd = P->fd[0] };
 	enum fs_mut m = fs_pick_mut(s);
-	int b, e;
+	int b, e, over;
+	long ret;
 
 	b = FS_PICK(s, FS_NBUF, s->bufs[__i] >= 0 &&
 		    fs_buf_live(s, P, __i) < 0);
@@ -71,8 +82,28 @@ static bool fs_pin(struct fs_thread *s, int p)
 	} else {
 		x->dmabuf_fd = s->bufs[b];
 	}
+	over = c.must_fail ? -1 : fs_pbytes_over(s, p, s->bufsize[b]);
+	if (over == 1) {
+		c.must_fail = true;
+		c.why = "more than max_user_persistent_bytes";
+		/* Without a pool limit nothing else refuses it first. */
+		if (!P->limit && fs_plain(m))
+			c.want = -EDQUOT;
+		__atomic_add_fetch(&s->st->edquot, 1, __ATOMIC_RELAXED);
+	}
 	fs_apply(s, &c, p, KFDPOOL_IOC_PIN, sizeof(*x), m);
-	if (fs_call(s, &c, "PIN") < 0 || c.must_fail)
+	ret = fs_call(s, &c, "PIN");
+	/*
+	 * Refused within the cap: a fork of another thread may keep an entry
+	 * the model let go.  Once the user's figures are the model's, the
+	 * same call must pass.
+	 */
+	if (ret == -EDQUOT && !over && fs_plain(m) && fs_user_settle(s))
+		ret = fs_call(s, &c, "PIN (again)");
+	if (ret == -EDQUOT && !over && fs_plain(m))
+		fs_violation(s, "pool %d: PIN refused with EDQUOT within max_user_persistent_bytes",
+			     p);
+	if (ret < 0 || c.must_fail)
 		return true;
 	fs_did_pin(s, p, b, (void *)s->buf);
 	return true;
@@ -99,6 +130,7 @@ static bool fs_alloc(struct fs_thread *s, int p)
 	struct fs_call c = { .fd = P->fd[0] };
 	enum fs_mut m = fs_pick_mut(s);
 	uint64_t size, cookie;
+	int over;
 	long ret;
 
 	if (FS_PICK(s, FS_ENTRIES, !P->ent[__i].id) < 0 && m != FS_SEMANTIC)
@@ -107,7 +139,7 @@ static bool fs_alloc(struct fs_thread *s, int p)
 	cookie = x->cookie = rel_rand(&s->seed);
 	if (m == FS_SEMANTIC) {
 		c.must_fail = true;
-		switch (fs_below(s, 3)) {
+		switch (fs_below(s, 4)) {
 		case 0:
 			x->size = 0;
 			c.why = "size 0";
@@ -116,13 +148,34 @@ static bool fs_alloc(struct fs_thread *s, int p)
 			x->size += 1 + fs_below(s, FS_PAGE - 1);
 			c.why = "size not a page multiple";
 			break;
+		case 2:
+			/* A persistent pool's creator had no CAP_IPC_LOCK. */
+			if (P->persist && s->memlock) {
+				x->size = (s->memlock & ~(uint64_t)(FS_PAGE - 1)) +
+					  FS_PAGE;
+				c.why = "more than RLIMIT_MEMLOCK";
+				break;
+			}
+			/* fall through */
 		default:
 			x->size = 1ull << (50 + fs_below(s, 13));
 			c.why = "more than the machine has";
 		}
 	}
+	/* The RLIMIT_MEMLOCK charge may refuse it first: no errno wanted. */
+	over = c.must_fail ? -1 : fs_pbytes_over(s, p, size);
+	if (over == 1) {
+		c.must_fail = true;
+		c.why = "more than max_user_persistent_bytes";
+		__atomic_add_fetch(&s->st->edquot, 1, __ATOMIC_RELAXED);
+	}
 	fs_apply(s, &c, p, KFDPOOL_IOC_ALLOC, sizeof(*x), m);
 	ret = fs_call(s, &c, "ALLOC");
+	if (ret == -EDQUOT && !over && fs_plain(m) && fs_user_settle(s))
+		ret = fs_call(s, &c, "ALLOC (again)");
+	if (ret == -EDQUOT && !over && fs_plain(m))
+		fs_violation(s, "pool %d: ALLOC refused with EDQUOT within max_user_persistent_bytes",
+			     p);
 	x = (void *)s->buf;
 	if (ret < 0)
 		return true;
@@ -184,6 +237,61 @@ static bool fs_touch(struct fs_thread *s)
 	return true;
 }
 
+/*
+ * A device's view of an ALLOC'd dma-buf, through the selftests' importer
+ * module: it attaches its device, maps the attachment and reads the
+ * pattern we wrote through the DMA addresses, writes the next one, unmaps
+ * and detaches, then reads and writes through vmap between begin and end
+ * of CPU access.  Our mapping must see its last pattern.  What fs_touch()
+ * keeps at each page's first byte is put back.
+ */
+static bool fs_device(struct fs_thread *s)
+{
+	int b = FS_PICK(s, FS_ABUFS, s->bufs[FS_BUFS + __i] >= 0);
+	struct fs_importer_check c = {};
+	uint32_t *w, seed;
+	uint64_t len, i;
+	uint8_t tag;
+	int ret;
+
+	if (b < 0 || fs_importer < 0 || s->no_device)
+		return false;
+	b += FS_BUFS;
+	len = s->bufsize[b];
+	w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->bufs[b], 0);
+	if (w == MAP_FAILED) {
+		fs_violation(s, "mmap of an ALLOC'd dma-buf: %s", strerror(errno));
+		return true;
+	}
+	tag = *(uint8_t *)w;
+	seed = rel_rand(&s->seed);
+	for (i = 0; i < len; i += 4)
+		w[i / 4] = fs_importer_word(seed, i);
+	c.fd = s->bufs[b];
+	c.seed = seed;
+	ret = ioctl(fs_importer, FS_IMPORTER_CHECK, &c) ? -errno : 0;
+	if (ret == -EOPNOTSUPP) {
+		s->no_device = true;	/* DMA addresses are not physical */
+	} else if (ret) {
+		fs_violation(s, "importer module on an ALLOC'd dma-buf: %s at stage %u, offset %llu",
+			     strerror(-ret), c.stage,
+			     (unsigned long long)c.bad_offset);
+	} else {
+		for (i = 0; i < len; i += 4) {
+			if (w[i / 4] != fs_importer_word(seed + 2, i)) {
+				fs_violation(s, "ALLOC'd dma-buf after the importer: offset %llu holds 0x%x",
+					     (unsigned long long)i, w[i / 4]);
+				break;
+			}
+		}
+		__atomic_add_fetch(&s->st->device, 1, __ATOMIC_RELAXED);
+	}
+	for (i = 0; i < len; i += FS_PAGE)
+		((uint8_t *)w)[i] = tag;
+	munmap(w, len);
+	return true;
+}
+
 /* POOL_LIST elements of our pools that differ from the model. */
 static const char *fs_list_elem(struct fs_thread *s, int q,
 				const struct kfdpool_pool_info *in)
@@ -197,6 +305,9 @@ static const char *fs_list_elem(struct fs_thread *s, int q,
 	if (strncmp(in->name, name, sizeof(name)) || in->limit != P->limit ||
 	    in->handle_types != P->types)
 		return "name, limit or handle types";
+	if (in->flags != (P->persist ? KFDPOOL_POOL_PERSIST : 0u) ||
+	    in->uid != (P->persist ? s->uid : 0u))
+		return "persistent flag or uid";
 	if (fs_child_on(s, q))
 		return NULL;
 	fs_figures(P, &g);
@@ -215,6 +326,7 @@ static const char *fs_list_elem(struct fs_thread *s, int q,
 	FS_LEXPECT(imported_bytes, g.imported);
 	FS_LEXPECT(import_fds, g.nimp);
 	FS_LEXPECT(used_bytes, g.used);
+	FS_LEXPECT(owner_fds, fs_owners(P));
 #undef FS_LEXPECT
 	return NULL;
 }
@@ -256,7 +368,7 @@ static const char *fs_list_all(struct fs_thread *s, size_t isz,
 				if (el[k])
 					return "element tail not zeroed";
 			for (q = 0; q < FS_POOLS; q++) {
-				if (s->pool[q].fd[0] < 0 ||
+				if (!fs_pool_exists(&s->pool[q]) ||
 				    memcmp(el, s->pool[q].id, KFDPOOL_ID_LEN))
 					continue;
 				seen[q]++;
@@ -272,7 +384,7 @@ static const char *fs_list_all(struct fs_thread *s, size_t isz,
 	if (cursor)
 		return NULL;	/* more pools than we look at: no verdict */
 	for (q = 0; q < FS_POOLS; q++)
-		if (s->pool[q].fd[0] >= 0 && seen[q] != 1)
+		if (fs_pool_exists(&s->pool[q]) && seen[q] != 1)
 			return seen[q] ? "a pool of ours listed twice" :
 					 "a pool of ours not listed";
 	return NULL;
@@ -326,7 +438,7 @@ static bool fs_list(struct fs_thread *s, int p)
 				c.why = "info_size over 4096";
 			}
 		} else if (m == FS_IMPORT_FD || m == FS_OTHER_FILE) {
-			c.fd = s->pool[p].fd[0];
+			c.fd = fs_pool_fd(s, p);
 			c.must_fail = true;
 			c.why = "control command on a pool fd";
 			m = FS_VALID;
@@ -661,7 +773,15 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 		if (c.must_fail && (m == FS_VALID || m == FS_LONG_ZERO))
 			c.want = -EPERM;
 	}
-	if (m == FS_SEMANTIC) {
+	if (m == FS_SEMANTIC && P->nowner && !fs_below(s, 3)) {
+		/* Owner handles adopt, never import. */
+		x->handle = P->owner[fs_below(s, P->nowner < FS_HANDLES ?
+					      P->nowner : FS_HANDLES)];
+		any = false;
+		c.must_fail = true;
+		c.why = "an owner handle to import";
+		c.want = -EINVAL;
+	} else if (m == FS_SEMANTIC) {
 		uint8_t *b = (uint8_t *)&x->handle;
 
 		/* Any byte but the pad (its own mutation) changes the MAC. */
@@ -670,7 +790,7 @@ static bool fs_handle_import(struct fs_thread *s, int p)
 		c.must_fail = true;
 		c.why = "altered handle";
 	} else if (m == FS_IMPORT_FD || m == FS_OTHER_FILE) {
-		c.fd = P->fd[0];	/* a control command on a pool fd */
+		c.fd = fs_pool_fd(s, p);	/* a control command on a pool fd */
 		c.must_fail = true;
 		c.why = "control command on a pool fd";
 		m = FS_VALID;
@@ -696,17 +816,20 @@ static bool fs_rotate(struct fs_thread *s, int p)
 	enum fs_mut m = fs_pick_mut(s);
 	int h;
 
-	if (fs_skip_untyped(s, P, KFDPOOL_HANDLE_TYPE_FABRIC))
+	if (!P->persist && fs_skip_untyped(s, P, KFDPOOL_HANDLE_TYPE_FABRIC))
 		return false;
-	if (!(P->types & KFDPOOL_HANDLE_TYPE_FABRIC)) {
+	/* A persistent pool's owner handles go with the same key. */
+	if (!(P->types & KFDPOOL_HANDLE_TYPE_FABRIC) && !P->persist) {
 		c.must_fail = true;
 		c.why = "pool without fabric handles";
 	}
 	fs_apply(s, &c, p, KFDPOOL_IOC_HANDLE_ROTATE, sizeof(*x), m);
 	if (fs_call(s, &c, "HANDLE_ROTATE") < 0 || c.must_fail)
 		return true;
-	for (h = 0; h < FS_HANDLES; h++)
+	for (h = 0; h < FS_HANDLES; h++) {
 		P->handle_dead[h] = true;
+		P->owner_dead[h] = true;
+	}
 	return true;
 }
 
@@ -735,14 +858,169 @@ static bool fs_stats(struct fs_thread *s, int p)
 	return true;
 }
 
-/* fdinfo, debugfs and QUERY: the module's read-only views. */
+#define FS_DEBUGFS_USERS "/sys/kernel/debug/kfdpool/users"
+
+/* The pool id @id as debugfs prints it: lowercase hex. */
+static void fs_hex_id(const uint8_t *id, char *out)
+{
+	int i;
+
+	for (i = 0; i < KFDPOOL_ID_LEN; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+/* A line of debugfs "pools", as list.c prints it. */
+struct fs_dbg_pool {
+	char id[40], name[40];
+	int owner_pid;
+	unsigned int uid, entries, records, import_fds, rec_pages, persistent,
+		owner_fds;
+	unsigned long long limit, reserved, reserved_high, used, used_high,
+		draining, imported, age;
+};
+
+static bool fs_dbg_pool_parse(const char *line, struct fs_dbg_pool *d)
+{
+	return line[0] != '#' &&
+	       sscanf(line, "%39s %39s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %u %llu",
+		      d->id, d->name, &d->owner_pid, &d->uid, &d->limit,
+		      &d->reserved, &d->reserved_high, &d->used, &d->used_high,
+		      &d->draining, &d->entries, &d->records, &d->import_fds,
+		      &d->imported, &d->rec_pages, &d->persistent,
+		      &d->owner_fds, &d->age) == 18;
+}
+
+/* What of @d, pool @q's line, differs from the model; NULL if nothing. */
+static const char *fs_dbg_pool_cmp(struct fs_thread *s, int q,
+				   const struct fs_dbg_pool *d)
+{
+	struct fs_pool *P = &s->pool[q];
+	static __thread char what[160];
+	char name[KFDPOOL_NAME_LEN];
+	struct fs_figs g;
+
+	snprintf(name, sizeof(name), "fz%d.%d", s->id, q);
+	if (strcmp(d->name, name) || d->limit != P->limit ||
+	    d->uid != (P->persist ? s->uid : 0u) || d->persistent != P->persist)
+		return "pools: name, limit, uid or persistent flag";
+	if (fs_child_on(s, q))
+		return NULL;
+	fs_figures(P, &g);
+#define FS_DEXPECT(field, want)						\
+	if ((uint64_t)d->field != (uint64_t)(want)) {			\
+		snprintf(what, sizeof(what), "pools: pool %d " #field	\
+			 " %llu, model %llu", q,			\
+			 (unsigned long long)d->field,			\
+			 (unsigned long long)(want));			\
+		return what;						\
+	}
+	FS_DEXPECT(entries, g.nent);
+	FS_DEXPECT(records, g.nrec);
+	FS_DEXPECT(reserved, g.reserved);
+	FS_DEXPECT(used, g.used);
+	FS_DEXPECT(draining, g.draining);
+	FS_DEXPECT(imported, g.imported);
+	FS_DEXPECT(import_fds, g.nimp);
+	FS_DEXPECT(owner_fds, fs_owners(P));
+#undef FS_DEXPECT
+	return NULL;
+}
+
+/*
+ * debugfs against the model: each pool of ours in "pools" once, with its
+ * figures; in "users", the thread's user with its persistent pools, their
+ * bytes and its records (no line: none of them).  NULL when all agree, or
+ * when debugfs cannot be read (no verdict).
+ */
+static const char *fs_debugfs_diff(struct fs_thread *s)
+{
+	char line[512], hex[FS_POOLS][2 * KFDPOOL_ID_LEN + 1];
+	unsigned int seen[FS_POOLS] = {}, uid, owner, persistent;
+	unsigned long long pinned, pbytes;
+	const char *bad = NULL;
+	struct fs_dbg_pool d;
+	bool found = false;
+	long records;
+	FILE *f;
+	int q, level;
+
+	for (q = 0; q < FS_POOLS; q++)
+		fs_hex_id(s->pool[q].id, hex[q]);
+	f = fopen(REL_POOLS, "re");
+	if (!f)
+		return NULL;
+	while (!bad && fgets(line, sizeof(line), f)) {
+		if (!fs_dbg_pool_parse(line, &d))
+			continue;
+		for (q = 0; q < FS_POOLS && !bad; q++) {
+			if (!fs_pool_exists(&s->pool[q]) || strcmp(d.id, hex[q]))
+				continue;
+			seen[q]++;
+			bad = fs_dbg_pool_cmp(s, q, &d);
+		}
+	}
+	fclose(f);
+	for (q = 0; q < FS_POOLS && !bad; q++)
+		if (fs_pool_exists(&s->pool[q]) && seen[q] != 1)
+			bad = seen[q] ? "pools: a pool of ours twice" :
+					"pools: a pool of ours missing";
+	if (bad || !s->persist || s->persist_unsure)
+		return bad;
+	f = fopen(FS_DEBUGFS_USERS, "re");
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' ||
+		    sscanf(line, "%*u %d %u %u %llu %ld %u %llu", &level, &uid,
+			   &owner, &pinned, &records, &persistent, &pbytes) != 7 ||
+		    level || uid != s->uid)
+			continue;
+		found = true;
+		bad = fs_user_cmp(s, persistent, pbytes, records,
+				  "debugfs users");
+	}
+	fclose(f);
+	/* A user nothing holds any more is not listed. */
+	return found ? bad : fs_user_cmp(s, 0, 0, 0, "debugfs users (none)");
+}
+
+/*
+ * Read the module's debugfs files (as root): they must agree with the
+ * model (a mismatch counts only if it stays), and reading them changes
+ * nothing: pool @p is checked against the model right after.
+ */
+static bool fs_debugfs(struct fs_thread *s, int p)
+{
+	const char *bad = NULL;
+	int i;
+
+	for (i = 0; i < FS_SETTLE_TRIES; i++) {
+		bad = fs_debugfs_diff(s);
+		if (!bad)
+			break;
+		usleep(FS_SETTLE_US);
+	}
+	if (bad) {
+		fs_diag(s, p);
+		fs_violation(s, "debugfs %s", bad);
+	}
+	__atomic_add_fetch(&s->st->debugfs, 1, __ATOMIC_RELAXED);
+	fs_check(s, p);
+	return true;
+}
+
+/*
+ * fdinfo (its persistent flag is the model's), debugfs and QUERY (the
+ * user's figures are the model's): the module's read-only views.
+ */
 static bool fs_observe(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
 	struct kfdpool_query *q = fs_arg(s);
 	struct fs_call c = { .fd = s->ctl };
-	char path[64], line[512];
 	int f = fs_open_fd(s, P);
+	char path[64], line[128];
+	unsigned int v = 2;
 	FILE *fp;
 
 	switch (fs_below(s, 3)) {
@@ -751,21 +1029,28 @@ static bool fs_observe(struct fs_thread *s, int p)
 			return false;
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", P->fd[f]);
 		fp = fopen(path, "re");
-		break;
+		if (!fp)	/* the fd table may be full a moment: EMFILE */
+			return true;
+		while (fgets(line, sizeof(line), fp))
+			if (sscanf(line, "kfdpool-persistent:\t%u", &v) == 1)
+				break;
+		fclose(fp);
+		if (v != P->persist)
+			fs_violation(s, "pool %d: fdinfo kfdpool-persistent %u, model %d",
+				     p, v, P->persist);
+		return true;
 	case 1:
-		fp = fopen(REL_POOLS, "re");
-		break;
+		return fs_debugfs(s, p);
 	default:
+		if (s->persist && fs_below(s, 2)) {
+			fs_user_settle(s);
+			return true;
+		}
 		fs_apply(s, &c, -1, KFDPOOL_IOC_QUERY, sizeof(*q),
 			 fs_pick_mut(s));
 		fs_call(s, &c, "QUERY");
 		return true;
 	}
-	while (fp && fgets(line, sizeof(line), fp))
-		;
-	if (fp)
-		fclose(fp);
-	return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -900,7 +1185,8 @@ static void fs_batch_dump(struct fs_thread *s, int p, int f, int fd,
 static bool fs_batch(struct fs_thread *s, int p, bool uring)
 {
 	struct fs_pool *P = &s->pool[p];
-	int kind = fs_below(s, 4), f, i, n;
+	/* A parked pool has no owner fd: imports and releases only. */
+	int kind = fs_below(s, 4) | (P->fd[0] < 0 ? 2 : 0), f, i, n;
 	uint32_t cmd = fs_batch_cmd[kind];
 	size_t ksize = fs_batch_ksize[kind], esz = ksize;
 	const char *elem_why[FS_MAXBATCH];
@@ -1019,7 +1305,9 @@ static bool fs_uring_one(struct fs_thread *s, int p)
 		KFDPOOL_URING_IMPORT, KFDPOOL_URING_RELEASE,
 	};
 	struct fs_pool *P = &s->pool[p];
-	int kind = fs_below(s, 4), f = kind < 2 ? 0 : fs_open_fd(s, P);
+	/* A parked pool has no owner fd: imports and releases only. */
+	int kind = fs_below(s, 4) | (P->fd[0] < 0 ? 2 : 0);
+	int f = kind < 2 ? 0 : fs_open_fd(s, P);
 	struct rel_ring *ring = &s->ring;
 	unsigned char pl[80] = {};
 	bool must_fail = false, validate = false, ro = false;
@@ -1203,19 +1491,88 @@ static int fs_nfds(struct fs_thread *s)
 
 static void fs_reap(struct fs_thread *s);
 
+/* Close every fd of pool @p and empty its slot. */
+static void fs_pool_forget(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	int f;
+
+	for (f = 0; f < FS_FDS; f++) {
+		if (P->fd[f] >= 0) {
+			fs_fd_mark(P->fd[f], false);
+			close(P->fd[f]);
+		}
+	}
+	memset(P, 0, sizeof(*P));
+	for (f = 0; f < FS_FDS; f++)
+		P->fd[f] = -1;
+}
+
+/* Pool @p was destroyed: every fd of it answers ENODEV, at once. */
+static void fs_expect_ended(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_pool_stats st;
+	long ret;
+	int f;
+
+	for (f = 0; f < FS_FDS; f++) {
+		if (P->fd[f] < 0)
+			continue;
+		memset(&st, 0, sizeof(st));
+		ret = fs_ioctl(s, P->fd[f], KFDPOOL_IOC_POOL_STATS, &st);
+		if (ret != -ENODEV)
+			fs_violation(s, "pool %d: STATS on fd slot %d of a destroyed pool: %ld",
+				     p, f, ret);
+	}
+	__atomic_add_fetch(&s->st->destroyed, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Destroy persistent pool @p: by its owner fd, or as root by id.  False
+ * (a violation) if neither would.
+ */
+static bool fs_end_persistent(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_pool_destroy d = {};
+	struct kfdpool_pool_destroy_id di = {};
+	long ret = -EBADF;
+
+	if (P->fd[0] >= 0 && fs_below(s, 2))
+		ret = fs_ioctl(s, P->fd[0], KFDPOOL_IOC_POOL_DESTROY, &d);
+	if (ret < 0) {
+		memcpy(di.id, P->id, KFDPOOL_ID_LEN);
+		ret = fs_ioctl(s, s->ctl, KFDPOOL_IOC_POOL_DESTROY_ID, &di);
+	}
+	if (ret < 0) {
+		fs_violation(s, "pool %d: a persistent pool could not be destroyed: %ld",
+			     p, ret);
+		return false;
+	}
+	fs_expect_ended(s, p);
+	return true;
+}
+
 /*
  * Close pool @p, its owner fd first: the pool ends, and an import fd left
- * over answers ENODEV (once another thread's fork let go of its copy).
+ * over answers ENODEV (once another thread's fork let go of its copy).  A
+ * persistent pool would stay: it is destroyed first.
  */
 static void fs_pool_close(struct fs_thread *s, int p)
 {
 	struct fs_pool *P = &s->pool[p];
 	struct kfdpool_pool_stats st;
-	int f, left, tries;
+	int left, tries;
 	long ret;
 
 	if (fs_child_on(s, p))
 		fs_reap(s);
+	if (P->persist) {
+		fs_end_persistent(s, p);
+		fs_pool_forget(s, p);
+		return;
+	}
 	left = FS_PICK(s, FS_FDS, __i && P->fd[__i] >= 0);
 	if (P->fd[0] >= 0) {
 		fs_fd_mark(P->fd[0], false);
@@ -1233,17 +1590,14 @@ static void fs_pool_close(struct fs_thread *s, int p)
 			fs_violation(s, "pool %d: STATS on an import fd after the owner's close: %ld",
 				     p, ret);
 	}
-	for (f = 1; f < FS_FDS; f++) {
-		if (P->fd[f] >= 0) {
-			fs_fd_mark(P->fd[f], false);
-			close(P->fd[f]);
-		}
-	}
-	memset(P, 0, sizeof(*P));
-	for (f = 0; f < FS_FDS; f++)
-		P->fd[f] = -1;
+	fs_pool_forget(s, p);
 }
 
+/*
+ * Make pool @p: its handle types, limit and name drawn at random, and one
+ * in three persistent, made as the thread's user.  A persistent pool past
+ * max_user_persistent must fail with EDQUOT; then a plain one is made.
+ */
 static void fs_pool_open(struct fs_thread *s, int p)
 {
 	static const uint32_t types[] = {
@@ -1252,19 +1606,36 @@ static void fs_pool_open(struct fs_thread *s, int p)
 		KFDPOOL_HANDLE_TYPE_FABRIC, 0,
 	};
 	struct fs_pool *P = &s->pool[p];
+	bool persist = s->persist && !fs_below(s, 3);
 	struct kfdpool_pool_create *x;
+	struct fs_ufigs u;
+	bool over;
 	int tries;
+	long ret;
 
 	for (tries = 0; tries < 4; tries++) {
-		struct fs_call c = { .fd = s->ctl };
+		struct fs_call c = { .fd = s->ctl, .as_user = persist };
 		enum fs_mut m = tries ? FS_VALID : fs_pick_mut(s);
 
 		x = fs_arg(s);
+		over = false;	/* a retry after EDQUOT is a plain pool */
 		x->handle_types = types[fs_below(s, 6)];
 		x->limit = fs_below(s, 6) ? 0 : FS_PAGE * (4 + fs_below(s, 16));
 		snprintf(x->name, sizeof(x->name), "fz%d.%d", s->id, p);
+		if (persist) {
+			x->flags = KFDPOOL_POOL_PERSIST;
+			fs_user_model(s, &u);
+			over = !s->persist_unsure && u.pools >= s->max_persist;
+		}
+		if (over) {
+			c.must_fail = true;
+			c.why = "a persistent pool past max_user_persistent";
+			c.want = -EDQUOT;
+			__atomic_add_fetch(&s->st->edquot, 1, __ATOMIC_RELAXED);
+		}
 		if (m == FS_SEMANTIC) {
 			c.must_fail = true;
+			c.want = 0;
 			switch (fs_below(s, 3)) {
 			case 0:
 				x->name[1] = ' ';
@@ -1279,18 +1650,35 @@ static void fs_pool_open(struct fs_thread *s, int p)
 				c.why = "unknown handle type";
 			}
 		}
+		if (!fs_plain(m))
+			c.want = 0;
 		P->types = x->handle_types;
 		P->limit = x->limit;
 		fs_apply(s, &c, -1, KFDPOOL_IOC_POOL_CREATE, sizeof(*x), m);
-		if (fs_call(s, &c, "POOL_CREATE") < 0)
+		ret = fs_call(s, &c, "POOL_CREATE");
+		if (ret == -EDQUOT && persist && !over && fs_plain(m) &&
+		    !s->persist_unsure && (!s->pool_cap || x->limit <= s->pool_cap))
+			fs_violation(s, "pool %d: a persistent pool within max_user_persistent refused: EDQUOT",
+				     p);
+		if (ret == -EDQUOT && persist)
+			persist = false;	/* a plain one, then */
+		if (ret < 0)
 			continue;
 		x = (void *)s->buf;
 		if (c.must_fail) {
+			/* (A violation already.)  Persistent, it would stay. */
+			if (persist)
+				fs_ioctl(s, x->fd, KFDPOOL_IOC_POOL_DESTROY,
+					 &(struct kfdpool_pool_destroy){});
 			close(x->fd);
 			continue;
 		}
 		fs_slot_set(P, 0, x->fd);
 		memcpy(P->id, x->id, KFDPOOL_ID_LEN);
+		P->persist = persist;
+		if (persist)
+			__atomic_add_fetch(&s->st->persistent, 1,
+					   __ATOMIC_RELAXED);
 		return;
 	}
 }
@@ -1347,6 +1735,8 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 {
 	struct fs_pool *P = &s->pool[p];
 	struct kfdpool_pool_import_handle ih;
+	struct kfdpool_pool_destroy_id di = {};
+	struct kfdpool_pool_adopt ad;
 	struct kfdpool_import imp;
 	struct kfdpool_batch b = {};
 	struct rlimit rl;
@@ -1437,8 +1827,82 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 					   "another uid imported a uid handle" :
 					   "a non-member imported a gid handle");
 		}
+		/* Adoption is the pool's user's, or an administrator's. */
+		for (i = 0; i < FS_HANDLES && i < (int)P->nowner; i++) {
+			memset(&ad, 0, sizeof(ad));
+			ad.handle = P->owner[i];
+			if (ioctl(s->ctl, KFDPOOL_IOC_POOL_ADOPT, &ad) >= 0)
+				fs_child_violation(s, "another uid adopted with an owner handle");
+		}
+		memset(&ad, 0, sizeof(ad));
+		ad.flags = KFDPOOL_ADOPT_BY_ID;
+		memcpy(ad.id, P->id, KFDPOOL_ID_LEN);
+		if (ioctl(s->ctl, KFDPOOL_IOC_POOL_ADOPT, &ad) >= 0)
+			fs_child_violation(s, "adopted by id without CAP_SYS_ADMIN");
+		memcpy(di.id, P->id, KFDPOOL_ID_LEN);
+		if (ioctl(s->ctl, KFDPOOL_IOC_POOL_DESTROY_ID, &di) >= 0)
+			fs_child_violation(s, "destroyed by id without CAP_SYS_ADMIN");
 		_exit(0);
 	}
+}
+
+/*
+ * A producer that dies: a child becomes the pool's user, adopts parked
+ * pool @p with an owner handle, says so through a pipe and holds the owner
+ * fd until it is killed.  Meanwhile the pool has an owner (adoption fails
+ * with EBUSY); once the child is reaped it is parked again, as it was.
+ */
+static bool fs_fork_adopter(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	int n = P->nowner < FS_HANDLES ? P->nowner : FS_HANDLES;
+	int h = FS_PICK(s, n, !P->owner_dead[__i]), pfd[2], i;
+	struct pollfd pf;
+	uint8_t r = 0;
+	pid_t pid;
+
+	if (h < 0 || !s->persist || pipe2(pfd, O_CLOEXEC))
+		return false;
+	pid = fork();
+	if (!pid) {
+		struct kfdpool_pool_adopt a = { .handle = P->owner[h] };
+
+		fs_close_all_but(pfd[1], s->ctl, -1);
+		r = EPERM;
+		if (!syscall(SYS_setresuid, s->uid, s->uid, s->uid)) {
+			/* A fork's copy of the last owner fd may linger. */
+			for (i = 0; i < FS_SETTLE_TRIES; i++) {
+				r = ioctl(s->ctl, KFDPOOL_IOC_POOL_ADOPT, &a) ?
+				    errno : 0;
+				if (r != EBUSY)
+					break;
+				usleep(FS_SETTLE_US);
+			}
+		}
+		if (write(pfd[1], &r, 1) != 1 || r)
+			_exit(0);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		return true;
+	}
+	pf.fd = pfd[0];
+	pf.events = POLLIN;
+	n = poll(&pf, 1, 20000) == 1 ? read(pfd[0], &r, 1) : 0;
+	close(pfd[0]);
+	s->child = pid;
+	s->child_pool = p;
+	s->child_left = fs_below(s, 200);
+	__atomic_add_fetch(&s->st->children, 1, __ATOMIC_RELAXED);
+	if (n != 1 || r)
+		fs_violation(s, "pool %d: a child of the pool's user could not adopt it: %s",
+			     p, n == 1 ? strerror(r) : "no answer");
+	else
+		P->child_owner = true;
+	return true;
 }
 
 static bool fs_fork(struct fs_thread *s, int p)
@@ -1449,7 +1913,11 @@ static bool fs_fork(struct fs_thread *s, int p)
 	int i, n = 0, scenario = fs_below(s, 4), e;
 	pid_t pid;
 
-	if (s->child || !(P->types & KFDPOOL_HANDLE_TYPE_FD))
+	if (s->child)
+		return false;
+	if (fs_parked(P))
+		return fs_fork_adopter(s, p);
+	if (!(P->types & KFDPOOL_HANDLE_TYPE_FD))
 		return false;
 	/* The child's own import fd: its imports die with it. */
 	if (fs_ioctl(s, P->fd[0], KFDPOOL_IOC_POOL_EXPORT, &x) < 0)
@@ -1489,9 +1957,10 @@ static void fs_reap(struct fs_thread *s)
 	if (WIFSIGNALED(status))
 		__atomic_add_fetch(&s->st->killed, 1, __ATOMIC_RELAXED);
 	s->child = 0;
-	/* Its imports went with it: exact again. */
+	/* Its imports (or the owner fd it adopted) went with it. */
 	for (e = 0; e < FS_ENTRIES; e++)
 		s->pool[s->child_pool].ent[e].child = false;
+	s->pool[s->child_pool].child_owner = false;
 	for (p = 0; p < FS_POOLS; p++) {
 		if (!marked[p])
 			continue;
@@ -1511,6 +1980,316 @@ static bool fs_close_import_fd(struct fs_thread *s, int p)
 	return true;
 }
 
+/* ------------------------------------------------------------------ */
+/* Persistent pools: owner handles, parking, adoption, destruction     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An owner handle of pool @p: the pool's user gets one of a persistent
+ * pool; a pool that is not persistent has none (EOPNOTSUPP), root may not
+ * ask for the user's (EPERM), and it has the UID policy only (EINVAL).
+ */
+static bool fs_owner_handle(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_handle_export *x = fs_arg(s);
+	struct fs_call c = { .fd = P->fd[0], .as_user = true };
+	enum fs_mut m = fs_pick_mut(s);
+	int h;
+
+	if (P->fd[0] < 0 || !s->persist)
+		return false;
+	x->policy = KFDPOOL_HANDLE_POLICY_UID;
+	x->flags = KFDPOOL_HANDLE_EXPORT_OWNER;
+	if (!P->persist) {
+		c.must_fail = true;
+		c.why = "owner handle of a pool that is not persistent";
+		c.want = -EOPNOTSUPP;
+	}
+	if (m == FS_SEMANTIC && (fs_below(s, 2) || !P->persist)) {
+		x->policy = 1 + fs_below(s, 2);
+		x->gid = x->policy == KFDPOOL_HANDLE_POLICY_GID ? getegid() : 0;
+		c.must_fail = true;
+		c.why = "owner handle of another policy";
+		c.want = -EINVAL;
+	} else if (m == FS_SEMANTIC) {
+		c.as_user = false;
+		c.must_fail = true;
+		c.why = "owner handle asked for by another user";
+		c.want = -EPERM;
+	}
+	if (!fs_plain(m))
+		c.want = 0;
+	fs_apply(s, &c, p, KFDPOOL_IOC_HANDLE_EXPORT, sizeof(*x), m);
+	if (fs_call(s, &c, "HANDLE_EXPORT (owner)") < 0 || c.must_fail)
+		return true;
+	x = (void *)s->buf;
+	if (memcmp(HND(&x->handle)->pool_id, P->id, KFDPOOL_ID_LEN) ||
+	    HND(&x->handle)->magic != KFDPOOL_OWNER_HANDLE_MAGIC ||
+	    HND(&x->handle)->uid != s->uid) {
+		fs_broken(s, p, "HANDLE_EXPORT made an owner handle of another pool or user");
+		return true;
+	}
+	h = P->nowner++ % FS_HANDLES;
+	P->owner[h] = x->handle;
+	P->owner_dead[h] = false;
+	return true;
+}
+
+/*
+ * POOL_ADOPT of pool @p, by one of its owner handles as the pool's user or
+ * by id as root.  A parked pool's new owner fd takes slot 0, and the pool
+ * is as the model left it.  The ABI's refusals: EBUSY while an owner fd is
+ * open, EOPNOTSUPP for a pool that is not persistent, EACCES for a rotated
+ * handle or another user's, EPERM by id without CAP_SYS_ADMIN, ENOENT for
+ * an id no pool has, EINVAL for a handle and an id at once, or an import
+ * handle.
+ */
+static bool fs_adopt(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	struct kfdpool_pool_adopt *x = fs_arg(s);
+	struct fs_call c = { .fd = s->ctl };
+	enum fs_mut m = fs_pick_mut(s);
+	int n = P->nowner < FS_HANDLES ? P->nowner : FS_HANDLES;
+	bool by_id = !n || !fs_below(s, 3), parked = fs_parked(P);
+	int h = -1, tries, how;
+	long ret;
+
+	if (!fs_pool_exists(P) || (!by_id && !s->persist))
+		return false;
+	if (by_id) {
+		x->flags = KFDPOOL_ADOPT_BY_ID;
+		memcpy(x->id, P->id, KFDPOOL_ID_LEN);
+	} else {
+		h = fs_below(s, n);
+		x->handle = P->owner[h];
+		c.as_user = true;
+	}
+	c.must_fail = true;
+	if (!P->persist) {
+		c.why = "adoption of a pool that is not persistent";
+		c.want = -EOPNOTSUPP;
+	} else if (h >= 0 && P->owner_dead[h]) {
+		c.why = "owner handle of a rotated key";
+		c.want = -EACCES;
+	} else if (!parked) {
+		c.why = "adoption while an owner fd is open";
+		c.want = -EBUSY;
+	} else {
+		c.must_fail = false;
+	}
+	if (m == FS_SEMANTIC) {
+		how = fs_below(s, 4);
+		if ((how == 0 && !s->persist) || (how == 2 && !P->nhandles))
+			how = 3;
+		c.must_fail = true;
+		switch (how) {
+		case 0:
+			c.as_user = by_id;
+			c.why = by_id ? "adoption by id without CAP_SYS_ADMIN" :
+				"owner handle presented by another user";
+			c.want = by_id ? -EPERM : -EACCES;
+			break;
+		case 1:
+			if (by_id)
+				memset(&x->handle, 0xa5, sizeof(x->handle));
+			else
+				x->id[fs_below(s, KFDPOOL_ID_LEN)] = 1;
+			c.why = "a handle and an id at once";
+			c.want = -EINVAL;
+			break;
+		case 2:
+			/* An import handle: of the wrong kind. */
+			memset(x, 0, sizeof(*x));
+			x->handle = P->handle[fs_below(s, P->nhandles < FS_HANDLES ?
+						       P->nhandles : FS_HANDLES)];
+			c.why = "an import handle for adoption";
+			c.want = -EINVAL;
+			break;
+		default:
+			if (by_id) {
+				x->id[fs_below(s, KFDPOOL_ID_LEN)] ^=
+					1 << fs_below(s, 8);
+				c.why = "adoption of an id no pool has";
+				c.want = -ENOENT;
+			} else {
+				/* Any byte but the pad changes the MAC. */
+				((uint8_t *)&x->handle)[fs_below(s,
+					offsetof(struct kfd_hnd, pad))] ^=
+					1 << fs_below(s, 8);
+				c.why = "altered owner handle";
+				c.want = 0;
+			}
+		}
+	} else if (m == FS_IMPORT_FD || m == FS_OTHER_FILE) {
+		c.fd = fs_pool_fd(s, p);
+		c.must_fail = true;
+		c.why = "control command on a pool fd";
+		c.want = 0;
+		m = FS_VALID;
+	}
+	if (!fs_plain(m))
+		c.want = 0;
+	fs_apply(s, &c, -1, KFDPOOL_IOC_POOL_ADOPT, sizeof(*x), m);
+	ret = fs_call(s, &c, "POOL_ADOPT");
+	/* A fork of another thread may hold the last owner file a moment. */
+	for (tries = 0; ret == -EBUSY && !c.must_fail && fs_plain(m) &&
+	     tries < FS_SETTLE_TRIES; tries++) {
+		usleep(FS_SETTLE_US);
+		ret = fs_call(s, &c, "POOL_ADOPT");
+	}
+	if (ret < 0 && !c.must_fail && fs_plain(m) && ret != -ENOMEM &&
+	    ret != -EMFILE)
+		fs_violation(s, "pool %d: adoption of a parked pool (%s) refused: %ld",
+			     p, by_id ? "by id" : "by owner handle", ret);
+	x = (void *)s->buf;
+	if (ret < 0)
+		return true;
+	if (c.must_fail || !parked) {
+		close(x->fd);
+		return true;
+	}
+	fs_slot_set(P, 0, x->fd);
+	__atomic_add_fetch(&s->st->adopted, 1, __ATOMIC_RELAXED);
+	fs_check(s, p);
+	return true;
+}
+
+/*
+ * Close the owner fd of persistent pool @p, and half the time every import
+ * fd too: the pool stays, its entries and records with it, until it is
+ * adopted or destroyed.  An owner handle is made first, mostly, to come
+ * back with.
+ */
+static bool fs_park(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	int f;
+
+	if (!P->persist || P->fd[0] < 0)
+		return false;
+	if (fs_child_on(s, p))
+		fs_reap(s);
+	if (FS_PICK(s, P->nowner < FS_HANDLES ? P->nowner : FS_HANDLES,
+		    !P->owner_dead[__i]) < 0 && fs_below(s, 4))
+		fs_owner_handle(s, p);
+	fs_close_fd(s, p, 0);
+	if (fs_below(s, 2))
+		for (f = 1; f < FS_FDS; f++)
+			if (P->fd[f] >= 0)
+				fs_close_fd(s, p, f);
+	__atomic_add_fetch(&s->st->parked, 1, __ATOMIC_RELAXED);
+	/* Through its import fds, if any: it did not end. */
+	fs_check(s, p);
+	return true;
+}
+
+/*
+ * End pool @p now, persistent or not: POOL_DESTROY on its owner fd, or
+ * POOL_DESTROY_ID as root.  Every fd of it answers ENODEV then; the slot
+ * is made anew at its next step.  Refused: on an import fd (EPERM), by id
+ * without CAP_SYS_ADMIN (EPERM), an id no pool has (ENOENT).
+ */
+static bool fs_destroy(struct fs_thread *s, int p)
+{
+	struct fs_pool *P = &s->pool[p];
+	enum fs_mut m = fs_pick_mut(s);
+	bool by_id = P->fd[0] < 0 || !fs_below(s, 3);
+	struct fs_call c = { .fd = by_id ? s->ctl : P->fd[0] };
+	int f;
+	long ret;
+
+	if (!fs_pool_exists(P))
+		return false;
+	if (fs_child_on(s, p))
+		fs_reap(s);
+	if (by_id) {
+		struct kfdpool_pool_destroy_id *x = fs_arg(s);
+
+		memcpy(x->id, P->id, KFDPOOL_ID_LEN);
+		if (m == FS_SEMANTIC) {
+			c.must_fail = true;
+			if (s->persist && fs_below(s, 2)) {
+				c.as_user = true;
+				c.why = "DESTROY_ID without CAP_SYS_ADMIN";
+				c.want = -EPERM;
+			} else {
+				x->id[fs_below(s, KFDPOOL_ID_LEN)] ^=
+					1 << fs_below(s, 8);
+				c.why = "DESTROY_ID of an id no pool has";
+				c.want = -ENOENT;
+			}
+		} else if (m == FS_IMPORT_FD || m == FS_OTHER_FILE) {
+			c.fd = fs_pool_fd(s, p);
+			c.must_fail = true;
+			c.why = "control command on a pool fd";
+			m = FS_VALID;
+		}
+		fs_apply(s, &c, -1, KFDPOOL_IOC_POOL_DESTROY_ID, sizeof(*x), m);
+	} else {
+		fs_arg(s);
+		f = FS_PICK(s, FS_FDS, __i && P->fd[__i] >= 0);
+		if (m == FS_SEMANTIC && f > 0) {
+			c.fd = P->fd[f];
+			c.must_fail = true;
+			c.why = "POOL_DESTROY on an import fd";
+			c.want = -EPERM;
+		}
+		fs_apply(s, &c, p, KFDPOOL_IOC_POOL_DESTROY,
+			 sizeof(struct kfdpool_pool_destroy), m);
+	}
+	if (!fs_plain(m))
+		c.want = 0;
+	ret = fs_call(s, &c, by_id ? "POOL_DESTROY_ID" : "POOL_DESTROY");
+	if (ret < 0 && !c.must_fail && (m == FS_VALID || m == FS_LONG_ZERO))
+		fs_violation(s, "pool %d: %s of a live pool refused: %ld", p,
+			     by_id ? "POOL_DESTROY_ID" : "POOL_DESTROY", ret);
+	if (ret < 0 || c.must_fail)
+		return true;
+	fs_expect_ended(s, p);
+	fs_pool_forget(s, p);
+	return true;
+}
+
+/*
+ * A step on a parked pool (no owner fd): imports and releases through the
+ * import fds left, new import fds from its handles, stats, adoption,
+ * destruction by id, the listings, a child that adopts it and is killed.
+ */
+static void fs_parked_step(struct fs_thread *s, int p)
+{
+	int w = fs_below(s, 100);
+	bool done;
+
+	if (w < 20)
+		done = fs_import(s, p);
+	else if (w < 28)
+		done = fs_release(s, p);
+	else if (w < 38)
+		done = fs_batch(s, p, fs_below(s, 3) == 0);
+	else if (w < 46)
+		done = fs_uring_one(s, p);
+	else if (w < 54)
+		done = fs_stats(s, p);
+	else if (w < 64)
+		done = fs_handle_import(s, p);
+	else if (w < 68)
+		done = fs_close_import_fd(s, p);
+	else if (w < 84)
+		done = fs_adopt(s, p);
+	else if (w < 86)
+		done = fs_destroy(s, p);
+	else if (w < 91)
+		done = fs_debugfs(s, p);
+	else if (w < 95)
+		done = fs_list(s, p);
+	else
+		done = fs_fork(s, p);
+	if (!done && !fs_import(s, p))
+		fs_adopt(s, p);
+}
+
 /* One stateful action on one of the thread's pools. */
 static void fs_step(struct fs_thread *s)
 {
@@ -1520,15 +2299,19 @@ static void fs_step(struct fs_thread *s)
 
 	if (s->child && !s->child_left--)
 		fs_reap(s);
-	if (P->fd[0] < 0 || P->broken || !fs_below(s, 2000)) {
-		if (P->fd[0] >= 0)
+	if (!fs_pool_exists(P) || P->broken || !fs_below(s, 2000)) {
+		if (fs_pool_exists(P))
 			__atomic_add_fetch(&s->st->recreated, 1,
 					   __ATOMIC_RELAXED);
 		fs_pool_close(s, p);
 		fs_pool_open(s, p);
 		return;
 	}
-	w = fs_below(s, 212);
+	if (P->fd[0] < 0) {
+		fs_parked_step(s, p);
+		goto check;
+	}
+	w = fs_below(s, 226);
 	if (w < 20)
 		done = fs_pin(s, p);
 	else if (w < 30)
@@ -1567,10 +2350,23 @@ static void fs_step(struct fs_thread *s)
 		done = fs_alloc(s, p);
 	else if (w < 208)
 		done = fs_touch(s);
-	else
+	else if (w < 212)
 		done = fs_list(s, p);
+	else if (w < 215)
+		done = fs_owner_handle(s, p);
+	else if (w < 218)
+		done = fs_adopt(s, p);
+	else if (w < 221)
+		done = fs_park(s, p);
+	else if (w < 222)
+		done = fs_destroy(s, p);
+	else if (w < 225)
+		done = fs_device(s);
+	else
+		done = fs_debugfs(s, p);
 	if (!done && !fs_pin(s, p) && !fs_export(s, p))
 		fs_unpin(s, p);
+check:
 	if (++P->since_check >= FS_CHECK_EVERY)
 		fs_check(s, p);
 }
@@ -1580,6 +2376,43 @@ static void *fs_map(size_t len, int prot)
 	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Persistent pools are made as the thread's own user, FS_UID_BASE + id,
+ * whose figures must start at nothing; the module's caps are QUERY's.
+ * Without the feature, root, or a clean user, the thread makes none.
+ */
+static void fs_persist_init(struct fs_thread *s)
+{
+	struct kfdpool_query q = {};
+	struct rlimit rl;
+
+	s->uid = FS_UID_BASE + s->id;
+	if (ioctl(s->ctl, KFDPOOL_IOC_QUERY, &q) ||
+	    !(q.features & KFDPOOL_FEATURE_PERSIST))
+		return;
+	s->max_persist = q.max_user_persistent;
+	s->max_pbytes = q.max_user_persistent_bytes;
+	s->pool_cap = q.default_pool_limit;
+	s->user_limit = q.user_limit != 0;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		s->memlock = rl.rlim_cur;
+	if (fs_seteuid(s->uid))
+		return;
+	memset(&q, 0, sizeof(q));
+	if (ioctl(s->ctl, KFDPOOL_IOC_QUERY, &q))
+		q.user_persistent = 1;
+	if (fs_seteuid(0)) {
+		fprintf(stderr, "# fuzz: fuzzer %d cannot become root again\n",
+			s->id);
+		_exit(3);
+	}
+	s->persist = !q.user_persistent && !q.user_persistent_bytes &&
+		     !q.user_records;
+	if (!s->persist)
+		fprintf(stderr, "# fuzz: fuzzer %d: uid %u holds persistent pools or records already: none made\n",
+			s->id, s->uid);
 }
 
 /* 0, or -errno when the thread's dma-bufs or memory could not be had. */
@@ -1620,6 +2453,7 @@ static int fs_init(struct fs_thread *s, struct fs_stats *st, int ctl,
 		return -ENOMEM;
 	s->have_ring = !rel_ring_init(&s->ring, 8, IORING_SETUP_SQE128);
 	s->have_ring64 = !rel_ring_init(&s->ring64, 4, 0);
+	fs_persist_init(s);
 	for (p = 0; p < FS_POOLS; p++)
 		fs_pool_open(s, p);
 	return 0;

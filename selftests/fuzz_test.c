@@ -2,21 +2,24 @@
 /*
  * Fuzz kfdpool's ioctls and io_uring commands from several threads and
  * processes at once.  Most steps are stateful (fuzz_state.h): each thread
- * keeps a model of pools, entries, records, import fds, handles and
- * children of its own, makes mostly valid calls from it with one thing
- * changed at a time, and checks every result and the pools' figures
- * against the model.  The other steps (FZ_WILD_PCT) are random, on pools
- * all fuzzers share: valid structs with one field corrupted, random bytes,
- * random commands and sizes, wrong fd types (pipes, memfds, eventfds,
- * dma-bufs as pools, pools as dma-bufs, closed fds), huge counts, NULL,
- * unmapped, read-only, misaligned and page-straddling user pointers.
+ * keeps a model of pools (persistent ones among them: parked, adopted and
+ * destroyed), entries, records, import fds, handles and children of its
+ * own, makes mostly valid calls from it with one thing changed at a time,
+ * and checks every result, the pools' figures and its user's against the
+ * model; ALLOC'd memory also goes through the selftests' importer module
+ * ($KFDPOOL_IMPORTER_KO), a device's view of it.  The other steps
+ * (FZ_WILD_PCT) are random, on pools all fuzzers share: valid structs
+ * with one field corrupted, random bytes, random commands and sizes, wrong
+ * fd types (pipes, memfds, eventfds, dma-bufs as pools, pools as dma-bufs,
+ * closed fds), huge counts, NULL, unmapped, read-only, misaligned and
+ * page-straddling user pointers.
  *
  * The kernel must survive (the VM runner fails the run on any KASAN,
  * lockdep or WARN report), no model violation may occur, and afterwards
  * every pool's figures must be consistent, no fd may have leaked into the
- * fuzzers, the dma-buf count, the pool count and the module's reference
- * count must be back to their baselines, and the module must unload and
- * load again.  The success fraction of the calls, overall and per
+ * fuzzers, no persistent pool may be left (the fuzzers destroy theirs),
+ * the dma-buf count, the pool count and the module's reference count must
+ * be back to their baselines, and the module must unload and load again.  The success fraction of the calls, overall and per
  * command, is printed.
  *
  *   KFDPOOL_FUZZ_SEED   replay a run (the seed is printed)
@@ -510,9 +513,17 @@ static void fz_reap(struct fz_thread *t, unsigned int cmd, long ret,
 	}
 	/* Pool commands share numbers with nothing on the control device. */
 	if (off + 4 <= usize) {
+		uint32_t flags = 0;
 		int fd;
 
 		memcpy(&fd, buf + off, 4);
+		if (nr == _IOC_NR(KFDPOOL_IOC_POOL_CREATE))
+			memcpy(&flags, buf + offsetof(struct kfdpool_pool_create,
+						      flags), 4);
+		/* A persistent pool would outlive its fd: it goes first. */
+		if ((flags & KFDPOOL_POOL_PERSIST) && fz_own_fd(t, fd))
+			ioctl(fd, KFDPOOL_IOC_POOL_DESTROY,
+			      &(struct kfdpool_pool_destroy){});
 		fz_close(t, fd);
 	}
 	return;
@@ -957,6 +968,7 @@ static void fz_dump_fds(struct fz_env *env, struct fz_thread *th)
 
 		for (i = 0; i < FZ_THREADS; i++)
 			ring |= th[i].have_ring && th[i].ring.fd == fd;
+		ring |= fd == fs_importer;
 		if (ring || fcntl(fd, F_GETFD) < 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -1115,8 +1127,53 @@ FIXTURE_SETUP(fuzz)
 	memset(self->st, 0, sizeof(*self->st));
 }
 
+/*
+ * The selftests' importer module, for the stateful half's device steps
+ * (fs_device()): loaded here unless it is already, and unloaded again by
+ * whoever loaded it, so that the tests after this one load it themselves.
+ */
+static bool fz_importer_ours;
+
+static void fz_importer_open(void)
+{
+	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
+	int i, ret;
+
+	if (!ko || !*ko || access(ko, R_OK)) {
+		ksft_print_msg("no importer module (KFDPOOL_IMPORTER_KO): ALLOC'd memory is not attached\n");
+		return;
+	}
+	ret = rel_module_load(ko);
+	fz_importer_ours = !ret;
+	if (ret && ret != -EEXIST) {
+		ksft_print_msg("importer module not loaded: %s\n", strerror(-ret));
+		return;
+	}
+	/* devtmpfs makes the node as the misc device registers. */
+	for (i = 0; i < 100 && fs_importer < 0; i++) {
+		fs_importer = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
+		if (fs_importer < 0)
+			usleep(10000);
+	}
+	/* The random half never aims at it. */
+	fs_fd_mark(fs_importer, true);
+}
+
+static void fz_importer_close(void)
+{
+	if (fs_importer >= 0) {
+		fs_fd_mark(fs_importer, false);
+		close(fs_importer);
+		fs_importer = -1;
+	}
+	if (fz_importer_ours)
+		syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK);
+	fz_importer_ours = false;
+}
+
 FIXTURE_TEARDOWN(fuzz)
 {
+	fz_importer_close();
 }
 
 static double fz_pct(uint64_t part, uint64_t all)
@@ -1178,6 +1235,15 @@ static void fz_print(struct __test_metadata *_metadata, struct fz_stats *st)
 		       (unsigned long long)fs->killed,
 		       (unsigned long long)fs->recreated,
 		       (unsigned long long)fs->violations);
+	ksft_print_msg("fuzz: persistent pools %llu (%llu calls over a cap), parked %llu, adopted %llu, destroyed %llu; user figures checked %llu times, debugfs %llu, importer module %llu\n",
+		       (unsigned long long)fs->persistent,
+		       (unsigned long long)fs->edquot,
+		       (unsigned long long)fs->parked,
+		       (unsigned long long)fs->adopted,
+		       (unsigned long long)fs->destroyed,
+		       (unsigned long long)fs->user_checks,
+		       (unsigned long long)fs->debugfs,
+		       (unsigned long long)fs->device);
 	for (i = 1; i < 160; i++)
 		if (st->errnos[i] && n < (int)sizeof(line) - 32)
 			n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
@@ -1254,6 +1320,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 				     FZ_STEPS);
 	struct kfdpool_pool_stats st;
 	struct rel_counts now;
+	long long max_persist, max_pbytes;
 	pid_t pids[FZ_PROCS];
 	int i, status, nprocs;
 
@@ -1262,6 +1329,19 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 		       (unsigned long long)seed, (unsigned long long)calls,
 		       FZ_PROCS, FZ_THREADS, rel_src_name());
 
+	fz_importer_open();
+	/*
+	 * Caps a thread's persistent pools reach now and then, so that the
+	 * model meets EDQUOT (a thread's user has three pools of a few pages
+	 * each); each thread reads them back with QUERY.
+	 */
+	max_persist = kfd_param_get("max_user_persistent");
+	max_pbytes = kfd_param_get("max_user_persistent_bytes");
+	if (max_persist > 0 && max_pbytes > 0) {
+		ASSERT_EQ(0, kfd_param_set("max_user_persistent", 2));
+		ASSERT_EQ(0, kfd_param_set("max_user_persistent_bytes",
+					   64 * 1024));
+	}
 	nprocs = fz_check_fds ? 1 : FZ_PROCS;
 	for (i = 0; i < nprocs; i++) {
 		pids[i] = fork();
@@ -1278,6 +1358,10 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 			       "an fd leaked into it" : "set-up failed");
 		}
 	}
+	if (max_persist > 0 && max_pbytes > 0) {
+		kfd_param_set("max_user_persistent", max_persist);
+		kfd_param_set("max_user_persistent_bytes", max_pbytes);
+	}
 	fz_print(_metadata, self->st);
 	EXPECT_EQ(0, self->st->fd_leaks);
 	EXPECT_EQ(0, self->st->uring_lost);
@@ -1286,8 +1370,22 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 			TH_LOG("violation: %s", self->st->fs.msg[i]);
 	}
 	EXPECT_LE(calls - calls % (FZ_PROCS * FZ_THREADS), self->st->steps);
-	if (rel_debug_kernel() && !getenv("KFDPOOL_FUZZ_CALLS"))
-		EXPECT_LE(FZ_STATEFUL_DEBUG, self->st->fs.stateful);
+	if (rel_debug_kernel() && !getenv("KFDPOOL_FUZZ_CALLS")) {
+		struct fs_stats *fs = &self->st->fs;
+
+		EXPECT_LE(FZ_STATEFUL_DEBUG, fs->stateful);
+		/* The model's persistent-pool steps and read-only views ran. */
+		EXPECT_LT(0, fs->persistent);
+		EXPECT_LT(0, fs->parked);
+		EXPECT_LT(0, fs->adopted);
+		EXPECT_LT(0, fs->destroyed);
+		if (max_persist > 0)
+			EXPECT_LT(0, fs->edquot);
+		EXPECT_LT(0, fs->user_checks);
+		EXPECT_LT(0, fs->debugfs);
+		if (fs_importer >= 0)
+			EXPECT_LT(0, fs->device);
+	}
 
 	/* Every pool's figures still add up, on every fd, in every view. */
 	for (i = 0; i < FZ_POOLS; i++) {

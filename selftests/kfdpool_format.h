@@ -18,6 +18,7 @@
 
 #define KFDPOOL_RECORD_MAGIC	0x6b667052	/* "Rpfk" */
 #define KFDPOOL_HANDLE_MAGIC	0x6b667048	/* "Hpfk" */
+#define KFDPOOL_OWNER_HANDLE_MAGIC	0x6b66704f	/* "Opfk": adopts, never imports */
 
 struct kfd_rec {
 	__u8 pool_id[KFDPOOL_ID_LEN];

@@ -28,10 +28,6 @@
 #define BUF		(64 * 1024)
 #define NBUF		3
 
-#ifndef KFDPOOL_OWNER_HANDLE_MAGIC
-#define KFDPOOL_OWNER_HANDLE_MAGIC	0x6b66704f
-#endif
-
 static const char *const params[] = {
 	"max_user_persistent", "max_user_persistent_bytes",
 };
