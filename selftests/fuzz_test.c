@@ -19,8 +19,8 @@
  * every pool's figures must be consistent, no fd may have leaked into the
  * fuzzers, no persistent pool may be left (the fuzzers destroy theirs),
  * the dma-buf count, the pool count and the module's reference count must
- * be back to their baselines, and the module must unload and load again.  The success fraction of the calls, overall and per
- * command, is printed.
+ * be back to their baselines, and the module must unload and load again.
+ * The success fraction of the calls, overall and per command, is printed.
  *
  *   KFDPOOL_FUZZ_SEED   replay a run (the seed is printed)
  *   KFDPOOL_FUZZ_CALLS  steps in all (default FZ_STEPS_DEBUG on the debug
