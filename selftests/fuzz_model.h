@@ -1147,6 +1147,35 @@ struct fs_figs {
 	uint32_t nent, ndrain, nrec, nimp, fdimps[FS_FDS];
 };
 
+/* A pool's figure as the module reports it, and the model's. */
+struct fs_fig {
+	const char *name;
+	uint64_t got, want;
+};
+
+#define FS_FIG(obj, field, want) \
+	{ #field, (uint64_t)(obj)->field, (uint64_t)(want) }
+
+/*
+ * The first of @n figures that differs from the model's, told in @what
+ * after @where ("field got, model want"); NULL when all agree.
+ */
+static const char *fs_figs_cmp(char *what, size_t len, const char *where,
+			       const struct fs_fig *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (f[i].got == f[i].want)
+			continue;
+		snprintf(what, len, "%s%s %llu, model %llu", where, f[i].name,
+			 (unsigned long long)f[i].got,
+			 (unsigned long long)f[i].want);
+		return what;
+	}
+	return NULL;
+}
+
 /* Whether entry @e has a live record. */
 static bool fs_has_record(struct fs_pool *P, int e)
 {
@@ -1289,6 +1318,33 @@ static void fs_diag(struct fs_thread *s, int p)
 	}
 }
 
+/* What of @st, pool @P's stats on fd slot @f, differs from the model. */
+static const char *fs_stats_cmp(struct fs_pool *P, const struct fs_figs *g,
+				int f, const struct kfdpool_pool_stats *st,
+				char *what, size_t len)
+{
+	const struct fs_fig figs[] = {
+		FS_FIG(st, mode, f ? KFDPOOL_MODE_IMPORT : KFDPOOL_MODE_OWNER),
+		FS_FIG(st, entries, g->nent),
+		FS_FIG(st, draining_entries, g->ndrain),
+		FS_FIG(st, records, g->nrec),
+		FS_FIG(st, reserved_bytes, g->reserved),
+		FS_FIG(st, draining_bytes, g->draining),
+		FS_FIG(st, imported_bytes, g->imported),
+		FS_FIG(st, import_fds, g->nimp),
+		FS_FIG(st, fd_imports, g->fdimps[f]),
+		FS_FIG(st, fd_imported_bytes, g->fdbytes[f]),
+		FS_FIG(st, handle_types, P->types),
+		FS_FIG(st, limit, P->limit),
+		FS_FIG(st, used_bytes, g->used),
+	};
+	char where[16];
+
+	snprintf(where, sizeof(where), "fd %d: ", f);
+	return fs_figs_cmp(what, len, where, figs,
+			   sizeof(figs) / sizeof(figs[0]));
+}
+
 static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 {
 	struct fs_pool *P = &s->pool[p];
@@ -1309,28 +1365,7 @@ static bool fs_check_pool(struct fs_thread *s, int p, bool report)
 		bad = rel_stats_invalid(&st);
 		if (bad)
 			break;
-#define FS_EXPECT(field, want)						\
-		if (!bad && (uint64_t)st.field != (uint64_t)(want)) {	\
-			bad = #field;					\
-			snprintf(what, sizeof(what), "fd %d: " #field	\
-				 " %llu, model %llu", f,		\
-				 (unsigned long long)st.field,		\
-				 (unsigned long long)(want));		\
-		}
-		FS_EXPECT(mode, f ? KFDPOOL_MODE_IMPORT : KFDPOOL_MODE_OWNER);
-		FS_EXPECT(entries, g.nent);
-		FS_EXPECT(draining_entries, g.ndrain);
-		FS_EXPECT(records, g.nrec);
-		FS_EXPECT(reserved_bytes, g.reserved);
-		FS_EXPECT(draining_bytes, g.draining);
-		FS_EXPECT(imported_bytes, g.imported);
-		FS_EXPECT(import_fds, g.nimp);
-		FS_EXPECT(fd_imports, g.fdimps[f]);
-		FS_EXPECT(fd_imported_bytes, g.fdbytes[f]);
-		FS_EXPECT(handle_types, P->types);
-		FS_EXPECT(limit, P->limit);
-		FS_EXPECT(used_bytes, g.used);
-#undef FS_EXPECT
+		bad = fs_stats_cmp(P, &g, f, &st, what, sizeof(what));
 		if (!bad && memcmp(st.id, P->id, KFDPOOL_ID_LEN))
 			bad = "id";
 	}

@@ -292,6 +292,27 @@ static bool fs_device(struct fs_thread *s)
 	return true;
 }
 
+/* What of POOL_LIST element @in, pool @P's, differs from figures @g. */
+static const char *fs_list_figs(struct fs_pool *P, const struct fs_figs *g,
+				const struct kfdpool_pool_info *in,
+				char *what, size_t len)
+{
+	const struct fs_fig figs[] = {
+		FS_FIG(in, entries, g->nent),
+		FS_FIG(in, draining_entries, g->ndrain),
+		FS_FIG(in, records, g->nrec),
+		FS_FIG(in, reserved_bytes, g->reserved),
+		FS_FIG(in, draining_bytes, g->draining),
+		FS_FIG(in, imported_bytes, g->imported),
+		FS_FIG(in, import_fds, g->nimp),
+		FS_FIG(in, used_bytes, g->used),
+		FS_FIG(in, owner_fds, fs_owners(P)),
+	};
+
+	return fs_figs_cmp(what, len, "", figs,
+			   sizeof(figs) / sizeof(figs[0]));
+}
+
 /* POOL_LIST elements of our pools that differ from the model. */
 static const char *fs_list_elem(struct fs_thread *s, int q,
 				const struct kfdpool_pool_info *in)
@@ -311,24 +332,7 @@ static const char *fs_list_elem(struct fs_thread *s, int q,
 	if (fs_child_on(s, q))
 		return NULL;
 	fs_figures(P, &g);
-#define FS_LEXPECT(field, want)						\
-	if ((uint64_t)in->field != (uint64_t)(want)) {			\
-		snprintf(what, sizeof(what), #field " %llu, model %llu",\
-			 (unsigned long long)in->field,			\
-			 (unsigned long long)(want));			\
-		return what;						\
-	}
-	FS_LEXPECT(entries, g.nent);
-	FS_LEXPECT(draining_entries, g.ndrain);
-	FS_LEXPECT(records, g.nrec);
-	FS_LEXPECT(reserved_bytes, g.reserved);
-	FS_LEXPECT(draining_bytes, g.draining);
-	FS_LEXPECT(imported_bytes, g.imported);
-	FS_LEXPECT(import_fds, g.nimp);
-	FS_LEXPECT(used_bytes, g.used);
-	FS_LEXPECT(owner_fds, fs_owners(P));
-#undef FS_LEXPECT
-	return NULL;
+	return fs_list_figs(P, &g, in, what, sizeof(what));
 }
 
 /*
@@ -890,6 +894,28 @@ static bool fs_dbg_pool_parse(const char *line, struct fs_dbg_pool *d)
 		      &d->owner_fds, &d->age) == 18;
 }
 
+/* What of debugfs line @d, pool @q's, differs from figures @g. */
+static const char *fs_dbg_figs(struct fs_pool *P, const struct fs_figs *g,
+			       int q, const struct fs_dbg_pool *d,
+			       char *what, size_t len)
+{
+	const struct fs_fig figs[] = {
+		FS_FIG(d, entries, g->nent),
+		FS_FIG(d, records, g->nrec),
+		FS_FIG(d, reserved, g->reserved),
+		FS_FIG(d, used, g->used),
+		FS_FIG(d, draining, g->draining),
+		FS_FIG(d, imported, g->imported),
+		FS_FIG(d, import_fds, g->nimp),
+		FS_FIG(d, owner_fds, fs_owners(P)),
+	};
+	char where[24];
+
+	snprintf(where, sizeof(where), "pools: pool %d ", q);
+	return fs_figs_cmp(what, len, where, figs,
+			   sizeof(figs) / sizeof(figs[0]));
+}
+
 /* What of @d, pool @q's line, differs from the model; NULL if nothing. */
 static const char *fs_dbg_pool_cmp(struct fs_thread *s, int q,
 				   const struct fs_dbg_pool *d)
@@ -906,24 +932,7 @@ static const char *fs_dbg_pool_cmp(struct fs_thread *s, int q,
 	if (fs_child_on(s, q))
 		return NULL;
 	fs_figures(P, &g);
-#define FS_DEXPECT(field, want)						\
-	if ((uint64_t)d->field != (uint64_t)(want)) {			\
-		snprintf(what, sizeof(what), "pools: pool %d " #field	\
-			 " %llu, model %llu", q,			\
-			 (unsigned long long)d->field,			\
-			 (unsigned long long)(want));			\
-		return what;						\
-	}
-	FS_DEXPECT(entries, g.nent);
-	FS_DEXPECT(records, g.nrec);
-	FS_DEXPECT(reserved, g.reserved);
-	FS_DEXPECT(used, g.used);
-	FS_DEXPECT(draining, g.draining);
-	FS_DEXPECT(imported, g.imported);
-	FS_DEXPECT(import_fds, g.nimp);
-	FS_DEXPECT(owner_fds, fs_owners(P));
-#undef FS_DEXPECT
-	return NULL;
+	return fs_dbg_figs(P, &g, q, d, what, sizeof(what));
 }
 
 /*
