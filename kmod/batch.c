@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * EXPORT, REVOKE, IMPORT and RELEASE elements: one by the single ioctls and
- * io_uring, or a user array of them by the *_BATCH ioctls and io_uring's
- * vectored form, each element with its own status.  A batch element
- * larger than ours whose bytes past ours are not zero is not run (-E2BIG).
+ * EXPORT, REVOKE, IMPORT and RELEASE: one element (ioctl, io_uring) or a user
+ * array of them (*_BATCH, io_uring's vectored form), each with its status.
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -13,12 +11,7 @@
 
 #include "kfdpool.h"
 
-/**
- * struct kfdpool_batch_kind - what a batch command's elements are
- * @size: bytes of one element here
- * @status: offset of its status
- * @owner: owner fds only
- */
+/* A batch command's element: its size, its status's offset, owner fds only. */
 struct kfdpool_batch_kind {
 	u16 size;
 	u16 status;
@@ -36,19 +29,10 @@ static const struct kfdpool_batch_kind kfdpool_batch_kinds[] = {
 	KFDPOOL_KIND(kfdpool_release, false),
 };
 
-/*
- * Elements run a chunk at a time: read and checked unlocked (user copies
- * may fault), run under one hold of the pool's lock, then written back,
- * each element's fd installed after its element.
- */
+/* A chunk is read unlocked (copies may fault), then run under one lock hold. */
 #define KFDPOOL_BATCH_CHUNK	16
 
-/**
- * struct kfdpool_batch_slot - one element of a chunk
- * @el: its kernel copy
- * @fdo: the fd it hands out, or what undoes it
- * @status: 0 while it is to run, else its refusal
- */
+/* An element of a chunk: @status is 0 while it is to run, else its refusal. */
 struct kfdpool_batch_slot {
 	union kfdpool_elem el;
 	struct kfdpool_fd_out fdo;
@@ -69,7 +53,6 @@ static void kfdpool_batch_status(unsigned int nr, union kfdpool_elem *el,
 		el->imp.fd = -1;
 }
 
-/* The checks of element @el of command @nr that need no lock. */
 static int kfdpool_elem_prep(struct kfdpool_file *pf, unsigned int nr,
 			     union kfdpool_elem *el)
 {
@@ -151,9 +134,8 @@ long kfdpool_ioctl_one(struct file *file, unsigned int nr, void *data,
 }
 
 /*
- * Copy the element at @uel (@usize bytes) into @el: 0, -E2BIG (read, not
- * to run) or -errno.  Constant sizes where they can be: hardened usercopy
- * checks other copies against the slab, a fifth of an element's cost.
+ * 0, -E2BIG (read, not to run) or -errno.  Constant sizes where possible:
+ * hardened usercopy checks variable-sized copies against the slab.
  */
 static int kfdpool_batch_copy_in(unsigned int nr, union kfdpool_elem *el,
 				 const char __user *uel, size_t ksize,
@@ -221,10 +203,7 @@ static int kfdpool_batch_copy_out(unsigned int nr, char __user *uel,
 	return left ? -EFAULT : 0;
 }
 
-/*
- * Read the element at @uel into @sl and prepare it: 0, or -errno when it
- * could not be read (the batch ends before it).
- */
+/* 0, or -errno if @uel could not be read: the batch ends before it. */
 static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 			      struct kfdpool_batch_slot *sl,
 			      char __user *uel, size_t ksize, size_t usize)
@@ -249,9 +228,8 @@ static int kfdpool_batch_read(struct kfdpool_file *pf, unsigned int nr,
 }
 
 /*
- * Write @sl back to @uel, then hand out its fd (*@undone if none could be
- * and the import was undone).  0, or -EFAULT when it could not be written
- * and what it made was undone (the batch ends before it).
+ * Write @sl back, then install its fd (if none can be, the import is undone
+ * and *@undone set).  -EFAULT: not written, what it made undone, batch ends.
  */
 static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 			       char __user *uel, bool *undone)
@@ -281,9 +259,8 @@ static int kfdpool_batch_write(unsigned int nr, struct kfdpool_batch_slot *sl,
 }
 
 /*
- * An import earlier in the chunk was undone at write-back (no fd) after
- * later validations counted it.  Answer validation @j of @n again from the
- * imports @pf holds now, less those the elements after it made.
+ * An earlier import of the chunk got no fd after later validations counted it:
+ * answer validation @j again from @pf's imports, less those made after it.
  */
 static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
 				     struct kfdpool_batch_slot *slots, u32 j,
@@ -310,10 +287,7 @@ static void kfdpool_batch_revalidate(struct kfdpool_file *pf, unsigned int nr,
 	}
 }
 
-/*
- * Run @n elements from @uel.  Return: how many were written back; *@err
- * is -errno when that is fewer than @n.
- */
+/* Run @n elements: how many were written back; *@err is -errno if fewer. */
 static u32 kfdpool_batch_chunk(struct kfdpool_file *pf, unsigned int nr,
 			       struct kfdpool_batch_slot *slots, u32 n,
 			       char __user *uel, size_t ksize, size_t usize,

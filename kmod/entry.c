@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Entries: PIN, UNPIN, the import counts that keep an unpinned entry
- * draining, and freeing entries.  An entry is charged from its pin to its
- * free, to the pool's limit and (each dma-buf once) to the pool's user
- * and the global figure.
+ * Entries: PIN, UNPIN, and the imports that keep an unpinned entry draining.
+ * An entry is charged from pin to free: to the pool's limit and (each dma-buf
+ * once) to the pool's user and the global figure.
  */
 #include <linux/dma-buf.h>
 #include <linux/sched.h>
@@ -37,7 +36,8 @@ static bool kfdpool_entry_less(struct rb_node *a, const struct rb_node *b)
  * @spares: for a pin, from kfdpool_charge_prepare(): the entry is charged
  *	here, last; NULL for ALLOC's, charged already in pool->charging
  *
- * pool->lock held.  Return: 0, -EEXIST, -ENOSPC, -EDQUOT or -ENOMEM.
+ * Context: pool->lock held.
+ * Return: 0, -EEXIST, -ENOSPC, -EDQUOT or -ENOMEM.
  */
 int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
 			     struct kfdpool_entry *entry,
@@ -160,10 +160,9 @@ static void kfdpool_entry_free(struct kfdpool_pool *pool,
 }
 
 /*
- * Unpin @entry: revoke its records (freed a batch per lock hold), then
- * free it, or leave it draining while files hold imports of it (return 1).
- * pool->lock held.  If the pool ends in a gap (DESTROY), its end frees the
- * rest and the entry: stop there.
+ * Revoke @entry's records, a batch per lock hold, then free it or leave it
+ * draining while files import it (return 1).  pool->lock held; if a DESTROY
+ * ends the pool in a gap, the pool's end frees the rest and the entry.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked)

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pool handles: 64 bytes a process presents on /dev/kfdpool for an import
- * fd.  The secret is a MAC, under the pool's two SipHash keys, of the
- * handle's fields and of the kernel id its policy admits (the exporter's
- * kuid, a kgid, or none).  Nothing is stored per handle: import recomputes
- * the MAC with the caller's own ids, whatever namespace numbers them, and
- * HANDLE_ROTATE's new key kills every handle given out.  Owner handles of
- * persistent pools are made the same way, with a magic of their own and
- * the UID policy of the pool's user only: they adopt (persist.c), never
- * import.
+ * Pool handles: 64 bytes presented on /dev/kfdpool for an import fd, whose
+ * secret is a MAC, under the pool's two SipHash keys, of their fields and the
+ * kernel id their policy admits (the exporter's kuid, a kgid, or none).  No
+ * state per handle: import recomputes the MAC from the caller's own ids,
+ * whatever namespace numbers them, and HANDLE_ROTATE's new key kills them all.
+ * Owner handles (own magic, UID policy of the pool's user only) adopt a
+ * persistent pool (persist.c), never import.
  */
 #include <crypto/algapi.h>
 #include <linux/cred.h>
@@ -54,10 +52,7 @@ struct kfdpool_handle_msg {
 	u64 tweak;
 };
 
-/*
- * A copy of the pool's key, taken under its lock (rotate replaces it).
- * False if the pool ended.
- */
+/* Copy the pool's key under its lock (rotate replaces it); false: ended. */
 static bool kfdpool_handle_key_get(struct kfdpool_pool *pool,
 				   siphash_key_t key[2])
 {
@@ -70,7 +65,6 @@ static bool kfdpool_handle_key_get(struct kfdpool_pool *pool,
 	return live;
 }
 
-/* The secret of handle @h admitting @kid. */
 static void kfdpool_handle_mac(const siphash_key_t key[2],
 			       const struct kfdpool_handle_fmt *h, u32 kid,
 			       u8 secret[KFDPOOL_SECRET_LEN])

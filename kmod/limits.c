@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pinned bytes against global_limit and user_limit, live records against
- * max_user_records.  A user is a euid at one user-namespace level, as
- * ucounts count them (no ucounts function is exported to modules): it is
- * charged at its level and, as its namespace's owner, at each level up,
- * so a namespace mints no fresh quota.  A level charges an object (a
- * dma-buf, or ALLOC's memory) once, however many entries hold it.  A
- * charge checks every level, then charges each from tree nodes allocated
- * beforehand: it cannot fail half-way.
+ * global_limit; per user, user_limit, max_user_records and the persistent caps.
+ * A user is a euid at one user-namespace level, as ucounts (not exported to
+ * modules) counts it: charged there and, as its namespace's owner, at each
+ * level up, so a namespace mints no fresh quota.  A level charges an object
+ * (a dma-buf, or ALLOC's memory) once, however many entries hold it.  A charge
+ * checks all levels, then uses nodes allocated before: it cannot fail half-way.
  */
 #include <linux/hashtable.h>
 #include <linux/refcount.h>
@@ -24,38 +22,23 @@ struct kfdpool_level {
 	u64 pinned;
 };
 
-/**
- * struct kfdpool_user - one euid at one user-namespace level
- * @hnode: in kfdpool_users
- * @ns: the namespace, referenced
- * @uid: the euid
- * @parent: the level above, (@ns->parent, @ns->owner), referenced
- * @ref: pools, ALLOC buffers and users of the level below
- * @lvl: what is charged here, under kfdpool_charge_lock
- * @records: live records charged here
- * @persistent: persistent pools charged here, under kfdpool_charge_lock
- * @persistent_bytes: bytes of their entries, under kfdpool_charge_lock
+/*
+ * One euid at one user-namespace level, held by its pools, ALLOC's buffers and
+ * the level below.  lvl and persistent* are under kfdpool_charge_lock.
  */
 struct kfdpool_user {
 	struct hlist_node hnode;
-	struct user_namespace *ns;
+	struct user_namespace *ns;	/* referenced */
 	kuid_t uid;
-	struct kfdpool_user *parent;
+	struct kfdpool_user *parent;	/* (ns->parent, ns->owner) */
 	refcount_t ref;
 	struct kfdpool_level lvl;
 	atomic_long_t records;
-	u32 persistent;
-	u64 persistent_bytes;
+	u32 persistent;			/* pools */
+	u64 persistent_bytes;		/* of their entries */
 };
 
-/**
- * struct kfdpool_charge - one object charged at one level
- * @node: in its level's tree
- * @obj: the object's identity
- * @size: its bytes
- * @refs: holders at this level
- * @next: the next spare, on a list of spares
- */
+/* One object charged at one level, with its holders there; or a spare. */
 struct kfdpool_charge {
 	struct rb_node node;
 	const void *obj;
@@ -107,10 +90,7 @@ static void kfdpool_user_put_locked(struct kfdpool_user *u)
 	}
 }
 
-/*
- * The user @uid of namespace @ns, referenced, or NULL without memory:
- * each level found or made from the initial namespace's down.
- */
+/* @uid of @ns, referenced, each level found or made top down; NULL: ENOMEM. */
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid)
 {
 	struct kfdpool_user *u, *parent = NULL;
@@ -258,8 +238,7 @@ static void kfdpool_level_put(struct kfdpool_level *lvl, const void *obj)
  * @refs: holders this stands for; kfdpool_uncharge() returns one
  * @spares: from kfdpool_charge_prepare(); those used are taken off
  *
- * Return: 0, or -ENOSPC over global_limit or -EDQUOT over user_limit at
- * some level, nothing charged.
+ * Return: 0, or -ENOSPC (global_limit) or -EDQUOT (user_limit), none charged.
  */
 int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size,
 		   unsigned int refs, struct kfdpool_charge **spares)
@@ -349,8 +328,7 @@ static bool kfdpool_persist_over(const struct kfdpool_user *n, u32 pools,
 }
 
 /**
- * kfdpool_persist_user_charge() - charge persistent pools and their bytes
- *	to @u at every level
+ * kfdpool_persist_user_charge() - charge persistent pools and bytes to @u
  * @u: the pool's user
  * @pools: persistent pools, against max_user_persistent (0: none allowed)
  * @bytes: bytes of their entries, against max_user_persistent_bytes

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Listing pools: POOL_LIST for monitors, and debugfs for root (a debugging
- * aid, not an interface).  POOL_LIST's cursor is a pool's serial, which
- * only grows until it wraps at 2^32: a pool that lives through a listing
- * is listed once.  A call looks at a bounded number of pools under
- * kfdpool_pools_lock and copies them out after.
+ * POOL_LIST for monitors, and debugfs for root (a debugging aid, not an
+ * interface).  POOL_LIST's cursor is a serial, which only grows until it wraps
+ * at 2^32: a pool that lives through a listing is listed once.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -17,7 +15,7 @@
 
 #include "kfdpool.h"
 
-/* Elements one call fills, and pools one call looks at. */
+/* Elements one call fills, and pools it looks at under kfdpool_pools_lock. */
 #define KFDPOOL_POOL_LIST_PAGE	256
 #define KFDPOOL_POOL_LIST_SCAN	1024
 
@@ -48,10 +46,7 @@ static void kfdpool_info_fill(struct kfdpool_pool *pool,
 	info->age_ns = ktime_get_boottime_ns() - pool->created;
 }
 
-/*
- * Read up to @max pools from serial @cursor on into @buf; returns how
- * many, and sets *@next to where the next call starts (0: nothing left).
- */
+/* Fill @buf from serial @cursor on; *@next: where the next call starts or 0. */
 static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 			     unsigned long cursor, bool all, u64 *next)
 {
@@ -85,10 +80,10 @@ long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 	const size_t ksize = sizeof(struct kfdpool_pool_info);
 	struct kfdpool_pool_info *buf = NULL;
 	void __user *dst = u64_to_user_ptr(args->pools);
-	u32 i, n, max = min(args->count, KFDPOOL_POOL_LIST_PAGE);
+	u32 i, n = 0, max = min(args->count, KFDPOOL_POOL_LIST_PAGE);
+	u64 next = 0;
 	size_t copy;
 	bool all;
-	u64 next;
 
 	if (args->flags || args->pad || args->info_size < ksize ||
 	    args->info_size > KFDPOOL_ELEM_MAX)
@@ -104,8 +99,6 @@ long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 		if (!buf)
 			return -ENOMEM;
 	}
-	n = 0;
-	next = 0;
 	if (args->cursor <= U32_MAX)
 		n = kfdpool_list_page(buf, max, args->cursor, all, &next);
 

@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Persistent pools: the one exception to "a pool ends with its last owner
- * file".  A pool created with KFDPOOL_POOL_PERSIST holds a reference to
- * itself and to the module, so that it keeps its entries pinned and its
- * records importable with no file open, until an owner or an administrator
- * destroys it.  Its user is charged one persistent pool (max_user_persistent)
- * from then on and the bytes of its entries (max_user_persistent_bytes) for
- * as long as they are pinned; every other limit applies as to any pool.
- *
- * Adoption gives an owner file to a persistent pool that has none: to the
- * pool's user through an owner handle (handle.c), to an administrator by
- * id.  It is exclusive, so that two producers never replace each other's
- * entries unknowingly: a pool with an owner file open refuses it.
+ * A KFDPOOL_POOL_PERSIST pool holds itself and the module, so that its entries
+ * stay pinned and its records importable with no file open, until an owner or
+ * an administrator destroys it.  Its user is charged the pool
+ * (max_user_persistent) and its entries' bytes (max_user_persistent_bytes).
+ * Adoption gives an owner file to such a pool with none open (to its user by
+ * owner handle, to an administrator by id), so that two producers never
+ * replace each other's entries unknowingly.
  */
 #include <linux/capability.h>
 #include <linux/module.h>
@@ -31,11 +26,10 @@ static void kfdpool_persist_undo(struct kfdpool_fd_out *fdo)
  * @pool: a new pool created with KFDPOOL_POOL_PERSIST
  * @fdo: the command's output, holding the pool's first owner file
  *
- * The pool is listed already: an administrator may have ended it by id.
- * Its end dropped nothing then, so it must not hold itself after it.
+ * Listed already, the pool may have been ended by id: then it must not hold
+ * itself, as its end dropped nothing.
  *
- * Return: 0 (the pool kept, or ended), or -EDQUOT over
- * max_user_persistent, nothing done.
+ * Return: 0 (kept, or ended), or -EDQUOT (max_user_persistent), nothing done.
  */
 int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo)
 {
@@ -63,10 +57,7 @@ int kfdpool_persist_begin(struct kfdpool_pool *pool, struct kfdpool_fd_out *fdo)
 	return 0;
 }
 
-/*
- * @pool ended: drop what kfdpool_persist_begin() took.  The caller holds a
- * file of the module, so this is not the module's last reference.
- */
+/* @pool ended.  The caller holds a file of ours: not the last module_put. */
 void kfdpool_persist_end(struct kfdpool_pool *pool)
 {
 	bool kept;
@@ -83,10 +74,8 @@ void kfdpool_persist_end(struct kfdpool_pool *pool)
 }
 
 /*
- * The pool of id @id, referenced, for an administrator, who knows a pool
- * by the id the listing shows: 0, -EPERM or -ENOENT.  The lock is dropped
- * now and then: a walk over many pools must not hold up every other
- * pool's creation.
+ * The pool of listed id @id, referenced, for an administrator: 0, -EPERM or
+ * -ENOENT.  The lock is dropped now and then, not to hold up pool creation.
  */
 static int kfdpool_admin_find(const u8 *id, struct kfdpool_pool **poolp)
 {
@@ -114,17 +103,10 @@ static int kfdpool_admin_find(const u8 *id, struct kfdpool_pool **poolp)
 	return found ? 0 : -ENOENT;
 }
 
-/**
- * kfdpool_persist_adopt() - an owner file of @pool for @fdo
- * @pool: the pool, referenced by the caller
- * @fdo: the command's output
- * @fd_off: where the fd number goes in the caller's struct
- *
- * The adopter becomes the pool's owner_pid; the pool's user stays its
- * creator's, charges included.
- *
- * Return: 0; -ENOENT if the pool ended, -EOPNOTSUPP if it is not
- * persistent, -EBUSY if an owner file of it is open, or -errno.
+/*
+ * The adopter becomes owner_pid; the pool's user stays its creator's, charges
+ * included.  -ENOENT: ended, -EOPNOTSUPP: not persistent, -EBUSY: an owner
+ * file is open, or -errno.
  */
 static int kfdpool_persist_adopt(struct kfdpool_pool *pool,
 				 struct kfdpool_fd_out *fdo, size_t fd_off)

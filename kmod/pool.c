@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Pools and their files (owner and import fds): POOL_CREATE, POOL_EXPORT,
- * POOL_STATS, fdinfo.  A pool lives while an owner file of it is open;
- * then kfdpool_pool_end() unpins its entries and frees its records, and
- * import files left over answer -ENODEV.  The struct goes with the last
- * file.
+ * Pools and their owner and import files.  A pool lives while an owner file is
+ * open (or it persists); its end unpins its entries and frees its records, and
+ * files left over answer -ENODEV.  The struct goes with its last reference.
  */
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
@@ -21,10 +19,7 @@
 
 #include "kfdpool.h"
 
-/*
- * Pools that have not ended, by serial, for POOL_LIST, handles and debugfs:
- * under kfdpool_pools_lock a pool found there is not freed.
- */
+/* Live pools by serial; one found under kfdpool_pools_lock is not freed. */
 DEFINE_MUTEX(kfdpool_pools_lock);
 DEFINE_XARRAY_ALLOC(kfdpool_pools);
 static u32 kfdpool_next_serial;
@@ -68,11 +63,7 @@ void kfdpool_pool_put(struct kfdpool_pool *pool)
 	kref_put(&pool->ref, kfdpool_pool_free);
 }
 
-/*
- * End @pool: off the tables, then its entries unpinned and its records
- * freed.  The one way a pool ends; one that ended already is left alone.
- * Called without pool->lock, by a holder of a reference.
- */
+/* The one way a pool ends, once.  Needs a reference; pool->lock not held. */
 void kfdpool_pool_end(struct kfdpool_pool *pool)
 {
 	bool ended;
@@ -94,9 +85,7 @@ void kfdpool_pool_end(struct kfdpool_pool *pool)
 	kfdpool_persist_end(pool);
 }
 
-/* The owner's pid (creator or adopter) in the caller's namespace while it
- * lives, else 0.
- */
+/* The owner's pid (creator or adopter) as the caller sees it; 0 once gone. */
 pid_t kfdpool_owner_pid(struct kfdpool_pool *pool)
 {
 	pid_t nr = 0;
@@ -129,10 +118,7 @@ static void kfdpool_file_close(struct kfdpool_file *pf)
 	kfdpool_pool_put(pool);
 }
 
-/*
- * A new file of @pool in @mode for @fdo, its number to go at @fd_off of
- * the caller's struct.  -ENOENT if the pool ended.
- */
+/* A @mode file of @pool for @fdo, its fd to go at @fd_off; -ENOENT: ended. */
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off)
 {

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Records: the table that keeps them, EXPORT, REVOKE, IMPORT.
- *
- * The table keeps a pool's records by id in pages of 73 (an xarray of
- * slab objects cost measurably more, docs/kernel.md); its lists link
- * record ids, not pointers, which keeps a record at 56 bytes.  A free slot
- * keeps its id and is reused last freed first, so a revoked record's id
- * comes back at the next export, with another generation (-ESTALE).  An
- * empty page is freed, but for one kept as a spare.
- *
- * *_prep() checks what needs no lock, *_locked() does the rest under
- * pool->lock, so that a batch takes the lock once for many elements.
+ * Records and EXPORT, REVOKE, IMPORT.  A pool's table keeps records by id in
+ * pages of 73 (an xarray of slab objects costs more, docs/kernel.md), its lists
+ * linking ids, not pointers, for a 56-byte record.  A freed slot keeps its id
+ * and is reused first, so a revoked id comes back with a new generation
+ * (-ESTALE).  An empty page is freed, but for one spare.  *_prep() checks what
+ * needs no lock, *_locked() does the rest under pool->lock: a batch locks once.
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
@@ -41,7 +36,7 @@ void kfdpool_rec_cache_exit(void)
 	kmem_cache_destroy(kfdpool_rec_page_cache);
 }
 
-/* Free the table, live records and all (the pool ended). */
+/* The pool ended: free the table, live records and all. */
 void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
 {
 	u32 i;
@@ -55,7 +50,6 @@ void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
 	t->nr_pages = 0;
 }
 
-/* Make the directory room for page @idx.  0 or -ENOMEM. */
 static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
 {
 	u32 n = max(t->nr_dir * 2, 4u);
@@ -76,10 +70,8 @@ static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
 }
 
 /*
- * Put a new page of free slots at the lowest empty place of the directory
- * (called only with no free slot).  An UNPIN freeing its records a batch
- * at a time may leave the table full meanwhile: -ENOSPC, as for a full
- * pool.  0 or -errno.
+ * Called with no free slot.  An UNPIN freeing its records a batch at a time
+ * may leave the table full meanwhile: -ENOSPC, as for a full pool.
  */
 static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
 {
@@ -137,7 +129,6 @@ static void kfdpool_reclist_add(struct kfdpool_rectab *t, u32 *head,
 	*head = rec->id;
 }
 
-/* Take @rec off list @head. */
 static void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
 				struct kfdpool_rec *rec)
 {
@@ -246,9 +237,8 @@ struct kfdpool_record_fmt {
 static_assert(sizeof(struct kfdpool_record_fmt) == KFDPOOL_RECORD_SIZE);
 
 /*
- * The nonce of record (@id, @generation): SipHash under each of the pool's
- * two keys.  (@id, @generation) never repeats in a pool, so neither does a
- * nonce, and nobody without the keys can make one.
+ * (@id, @generation) never repeats in a pool, so neither does its nonce, and
+ * nobody without the pool's two SipHash keys can make one.
  */
 static void kfdpool_rec_nonce(const struct kfdpool_pool *pool, u32 id,
 			      u64 generation, u8 nonce[KFDPOOL_NONCE_LEN])
@@ -278,7 +268,6 @@ static void kfdpool_rec_free(struct kfdpool_pool *pool,
 	kfdpool_rectab_put(&pool->records, rec);
 }
 
-/* Checks that need no lock: what kind of record, and whose. */
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 				const struct kfdpool_record *r)
 {
@@ -291,10 +280,7 @@ static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
 	return 0;
 }
 
-/*
- * The live record @r stands for; pool->lock held.  Every field must be
- * what the kernel stored; the nonce is compared in constant time.
- */
+/* The live record @r names, every field as stored; pool->lock held. */
 static struct kfdpool_rec *kfdpool_rec_lookup(struct kfdpool_pool *pool,
 					      const struct kfdpool_record *r)
 {
@@ -325,7 +311,6 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return 0;
 }
 
-/* Make the record of @e; pool->lock held.  0 or -errno. */
 int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 {
 	struct kfdpool_pool *pool = pf->pool;
@@ -412,10 +397,9 @@ int kfdpool_import_prep(struct kfdpool_file *pf, struct kfdpool_import *imp)
 }
 
 /*
- * Validate @imp's record and, without KFDPOOL_IMPORT_VALIDATE, import its
- * entry: @fdo gets the whole dma-buf, whatever the record's offset and
- * size.  @held, if not NULL, caches an entry @pf imports for one lock hold
- * (a batch validates mostly one entry).  pool->lock held.  0 or -errno.
+ * Without KFDPOOL_IMPORT_VALIDATE, @fdo gets the entry's whole dma-buf,
+ * whatever the record's offset and size.  @held, if not NULL, caches an entry
+ * @pf imports for one lock hold (a batch validates mostly one entry).
  */
 int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held)
