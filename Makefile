@@ -67,7 +67,8 @@ all: lib
 # Kbuild writes its objects next to the sources, so each kernel gets a
 # directory of links to the sources: several kernels build side by side.
 # Kbuild runs the feature probes itself (kmod/probes/, read through the
-# directory link), as it does for M=$$PWD and dkms builds.
+# directory link), as it does for M=$$PWD and dkms builds; kmod/compat/
+# holds the shims they select.
 KSRCS := $(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h)
 modules:
 	@mkdir -p $(KOUT)/kmod
@@ -75,6 +76,7 @@ modules:
 	@ln -sfn $(SRC)/dkms.conf $(KOUT)/dkms.conf
 	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
 	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
+	@ln -sfn $(SRC)/kmod/compat $(KOUT)/kmod/compat
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
 	$(KBUILD_IN) $(MAKE) -C $(KDIR) M=$(KOUT) W=1 modules
 	@test -f $(KOUT)/kfdpool.ko && echo "built $(KOUT)/kfdpool.ko"
@@ -106,7 +108,8 @@ CHECKPATCH := $(BUILD)/ksft/scripts/checkpatch.pl
 checkpatch: ksft
 	$(CHECKPATCH) --no-tree --strict --quiet --show-types \
 		-f \
-		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c) \
+		$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/compat/*.h \
+			$(SRC)/kmod/probes/*.c) \
 		$(wildcard $(SRC)/selftests/importer/*.c) \
 		$(SRC)/uapi/linux/kfdpool.h
 

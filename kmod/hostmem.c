@@ -26,18 +26,6 @@
 
 #include "kfdpool.h"
 
-#ifdef KFDPOOL_HAVE_FOLIO_BATCH_H
-#include <linux/folio_batch.h>
-#else
-#include <linux/pagevec.h>
-#endif
-
-#if !defined(KFDPOOL_HAVE_IOSYS_MAP) && defined(KFDPOOL_HAVE_DMA_BUF_MAP)
-/* The same structure under its earlier name. */
-#define iosys_map		dma_buf_map
-#define iosys_map_set_vaddr	dma_buf_map_set_vaddr
-#endif
-
 /*
  * Fail rather than OOM-kill, in the memcg too (try_charge_memcg() gives up
  * on __GFP_RETRY_MAYFAIL), and quietly.  Not movable: they are held.
@@ -85,20 +73,7 @@ struct kfdpool_hostmem_attachment {
 };
 
 #ifdef KFDPOOL_HAVE_FOLIO_BATCH
-static struct folio *kfdpool_shmem_folio(struct address_space *mapping,
-					 pgoff_t index)
-{
-#ifdef KFDPOOL_HAVE_SHMEM_READ_FOLIO_GFP
-	return shmem_read_folio_gfp(mapping, index, KFDPOOL_HOSTMEM_GFP);
-#else
-	struct page *page;
-
-	page = shmem_read_mapping_page_gfp(mapping, index, KFDPOOL_HOSTMEM_GFP);
-	return IS_ERR(page) ? ERR_CAST(page) : page_folio(page);
-#endif
-}
-
-static void kfdpool_hostmem_release_batch(struct folio_batch *fbatch)
+static void kfdpool_release_batch(struct folio_batch *fbatch)
 {
 	/* What a mapping keeps after us is reclaimable again. */
 	check_move_unevictable_folios(fbatch);
@@ -106,78 +81,41 @@ static void kfdpool_hostmem_release_batch(struct folio_batch *fbatch)
 	cond_resched();
 }
 
-/* Drop the buffer's folio references (one per folio, as drm_gem does). */
-static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
+/* Drop the references of @pages' folios (one per folio, as drm_gem holds). */
+static void kfdpool_put_pages(struct page **pages, pgoff_t n)
 {
 	struct folio *folio, *prev = NULL;
 	struct folio_batch fbatch;
 	pgoff_t i;
 
-	mapping_clear_unevictable(hm->shmem->f_mapping);
 	folio_batch_init(&fbatch);
-	for (i = 0; i < hm->npopulated; i++) {
-		folio = page_folio(hm->pages[i]);
+	for (i = 0; i < n; i++) {
+		folio = page_folio(pages[i]);
 		if (folio == prev)
 			continue;
 		prev = folio;
 		if (!folio_batch_add(&fbatch, folio))
-			kfdpool_hostmem_release_batch(&fbatch);
+			kfdpool_release_batch(&fbatch);
 	}
 	if (folio_batch_count(&fbatch))
-		kfdpool_hostmem_release_batch(&fbatch);
-	hm->npopulated = 0;
+		kfdpool_release_batch(&fbatch);
 }
 
-/* Hold the folio of page @i, marked dirty: the pages it filled, or -errno. */
-static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
+/* Hold page @i's folio, dirty; fill @pages from @i: how many, or -errno. */
+static long kfdpool_read_pages(struct address_space *mapping,
+			       struct page **pages, pgoff_t i, pgoff_t n,
+			       gfp_t gfp)
 {
-	struct folio *folio;
-	pgoff_t n, end;
+	struct folio *folio = shmem_read_folio_gfp(mapping, i, gfp);
+	pgoff_t k, end;
 
-	folio = kfdpool_shmem_folio(hm->shmem->f_mapping, i);
 	if (IS_ERR(folio))
 		return PTR_ERR(folio);
 	folio_mark_dirty(folio);
-	end = min_t(pgoff_t, hm->npages, folio->index + folio_nr_pages(folio));
-	for (n = i; n < end; n++)
-		hm->pages[n] = folio_file_page(folio, n);
+	end = min_t(pgoff_t, n, folio->index + folio_nr_pages(folio));
+	for (k = i; k < end; k++)
+		pages[k] = folio_file_page(folio, k);
 	return end - i;
-}
-#else
-/* Without folios: a reference on each page, page vectors to drop them. */
-static void kfdpool_hostmem_release_batch(struct pagevec *pvec)
-{
-	check_move_unevictable_pages(pvec);
-	pagevec_release(pvec);
-	cond_resched();
-}
-
-static void kfdpool_hostmem_put_pages(struct kfdpool_hostmem *hm)
-{
-	struct pagevec pvec;
-	pgoff_t i;
-
-	mapping_clear_unevictable(hm->shmem->f_mapping);
-	pagevec_init(&pvec);
-	for (i = 0; i < hm->npopulated; i++)
-		if (!pagevec_add(&pvec, hm->pages[i]))
-			kfdpool_hostmem_release_batch(&pvec);
-	if (pagevec_count(&pvec))
-		kfdpool_hostmem_release_batch(&pvec);
-	hm->npopulated = 0;
-}
-
-static long kfdpool_hostmem_read(struct kfdpool_hostmem *hm, pgoff_t i)
-{
-	struct page *page;
-
-	page = shmem_read_mapping_page_gfp(hm->shmem->f_mapping, i,
-					   KFDPOOL_HOSTMEM_GFP);
-	if (IS_ERR(page))
-		return PTR_ERR(page);
-	set_page_dirty(page);
-	hm->pages[i] = page;
-	return 1;
 }
 #endif
 
@@ -194,7 +132,8 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		/* Dirty: reclaim could drop a clean one a mapping outlived us in. */
-		n = kfdpool_hostmem_read(hm, i);
+		n = kfdpool_read_pages(mapping, hm->pages, i, hm->npages,
+				       KFDPOOL_HOSTMEM_GFP);
 		if (n < 0)
 			return n;
 		i += n;
@@ -208,7 +147,8 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 {
 	if (hm->shmem) {
-		kfdpool_hostmem_put_pages(hm);
+		mapping_clear_unevictable(hm->shmem->f_mapping);
+		kfdpool_put_pages(hm->pages, hm->npopulated);
 		fput(hm->shmem);
 	}
 	kvfree(hm->pages);
@@ -236,11 +176,7 @@ static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 	if (!hm->pages)
 		return -ENOMEM;
 	/* Not VM_NORESERVE: strict overcommit refuses the size here. */
-#ifdef KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS
 	shmem = shmem_file_setup("kfdpool", hm->size, EMPTY_VMA_FLAGS);
-#else
-	shmem = shmem_file_setup("kfdpool", hm->size, 0);
-#endif
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
 		goto err;
@@ -270,16 +206,9 @@ static int kfdpool_hostmem_attach(struct dma_buf *dmabuf,
 		return -ENOMEM;
 	seg = max_t(unsigned int, dma_get_max_seg_size(attach->dev),
 		    PAGE_SIZE);
-#ifdef KFDPOOL_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
 	ret = sg_alloc_table_from_pages_segment(&a->sgt, hm->pages,
 						hm->npages, 0, hm->size,
 						seg, GFP_KERNEL);
-#else
-	ret = PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(&a->sgt, hm->pages,
-							  hm->npages, 0,
-							  hm->size, seg, NULL,
-							  0, GFP_KERNEL));
-#endif
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -368,26 +297,6 @@ static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 {
 	return kfdpool_hostmem_sync(dmabuf, dir, false);
 }
-
-#ifndef KFDPOOL_HAVE_VFS_MMAP
-#define vfs_mmap	call_mmap
-#endif
-
-#ifndef KFDPOOL_HAVE_IS_COW_MAPPING
-static inline bool is_cow_mapping(vm_flags_t flags)
-{
-	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
-}
-#endif
-
-#ifndef KFDPOOL_HAVE_VMA_SET_FILE
-static void vma_set_file(struct vm_area_struct *vma, struct file *file)
-{
-	get_file(file);
-	swap(vma->vm_file, file);
-	fput(file);
-}
-#endif
 
 /* The vma becomes the shmem file's (the core checked its range). */
 static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,

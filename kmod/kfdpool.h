@@ -21,64 +21,7 @@
 #include <linux/xarray.h>
 #include <linux/kfdpool.h>
 
-#include "kfdpool_features.h"
-
-#ifdef KFDPOOL_HAVE_IMPORT_NS_IDENT
-#define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)
-#else
-#define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
-#endif
-
-/* Secrets are compared with crypto_memneq(). */
-#if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
-#error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
-#endif
-
-/* ALLOC charges RLIMIT_MEMLOCK in user_struct.locked_vm. */
-#ifndef KFDPOOL_HAVE_USER_LOCKED_VM
-#error "kfdpool needs user_struct.locked_vm: enable CONFIG_NET or CONFIG_IO_URING"
-#endif
-
-#if IS_ENABLED(CONFIG_IO_URING) && \
-	(defined(KFDPOOL_HAVE_URING_CMD_SQE128) || \
-	 defined(KFDPOOL_HAVE_URING_CMD_H) || \
-	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
-#define KFDPOOL_HAVE_URING	1
-#elif IS_ENABLED(CONFIG_IO_URING) && defined(KFDPOOL_HAVE_FOPS_URING_CMD)
-#error "kfdpool: unknown io_uring command API (see kmod/probes/uring_cmd_*.c)"
-#endif
-
-#ifndef KFDPOOL_HAVE_RB_ADD
-/* rb_add() and rb_find(), for kernels older than them. */
-static inline void rb_add(struct rb_node *node, struct rb_root *tree,
-			  bool (*less)(struct rb_node *, const struct rb_node *))
-{
-	struct rb_node **link = &tree->rb_node, *parent = NULL;
-
-	while (*link) {
-		parent = *link;
-		link = less(node, parent) ? &parent->rb_left : &parent->rb_right;
-	}
-	rb_link_node(node, parent, link);
-	rb_insert_color(node, tree);
-}
-
-static inline struct rb_node *
-rb_find(const void *key, const struct rb_root *tree,
-	int (*cmp)(const void *key, const struct rb_node *))
-{
-	struct rb_node *node = tree->rb_node;
-	int c;
-
-	while (node) {
-		c = cmp(key, node);
-		if (!c)
-			return node;
-		node = c < 0 ? node->rb_left : node->rb_right;
-	}
-	return NULL;
-}
-#endif
+#include "compat/compat.h"
 
 /* Implementation limits, reported by QUERY. */
 #define KFDPOOL_MAX_RECORDS	BIT(20)

@@ -13,11 +13,6 @@
 #include "kfdpool.h"
 
 #ifdef KFDPOOL_HAVE_URING
-#if defined(KFDPOOL_HAVE_URING_CMD_SQE128) || defined(KFDPOOL_HAVE_URING_CMD_H)
-#include <linux/io_uring/cmd.h>
-#else
-#include <linux/io_uring.h>
-#endif
 
 /* Bytes of command payload in a 128-byte SQE. */
 #define KFDPOOL_URING_PAYLOAD	80
@@ -37,17 +32,6 @@ union kfdpool_uring_payload {
 	struct kfdpool_release rel;
 	struct kfdpool_batch batch;
 };
-
-static const void *kfdpool_uring_sqe_payload(struct io_uring_cmd *cmd)
-{
-#if defined(KFDPOOL_HAVE_URING_CMD_SQE128)
-	return io_uring_sqe128_cmd(cmd->sqe, union kfdpool_uring_payload);
-#elif defined(KFDPOOL_HAVE_URING_CMD_H)
-	return io_uring_sqe_cmd(cmd->sqe);
-#else
-	return cmd->cmd;
-#endif
-}
 
 static int kfdpool_uring_export(struct kfdpool_file *pf,
 				const struct kfdpool_uring_export *ue)
@@ -142,27 +126,6 @@ static int kfdpool_uring_run(struct kfdpool_file *pf, u32 op,
 	return -ENOTTY;
 }
 
-/*
- * The io_uring with the command API in <linux/io_uring.h> never completes
- * a positive result returned from an io-wq worker: complete such results
- * (fds, batch counts) with io_uring_cmd_done(), as asynchronous drivers do.
- */
-static int kfdpool_uring_result(struct io_uring_cmd *cmd, int ret,
-				unsigned int issue_flags)
-{
-#ifdef KFDPOOL_HAVE_URING_CMD_LEGACY
-	if (ret > 0) {
-#ifdef KFDPOOL_HAVE_URING_CMD_DONE4
-		io_uring_cmd_done(cmd, ret, 0, issue_flags);
-#else
-		io_uring_cmd_done(cmd, ret, 0);
-#endif
-		return -EIOCBQUEUED;
-	}
-#endif
-	return ret;
-}
-
 /**
  * kfdpool_uring_cmd() - file_operations.uring_cmd of pool files
  * @cmd: the command; its payload is read from the SQE once, here
@@ -190,11 +153,12 @@ int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	if (!(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
 	/* The one read of the SQE. */
-	memcpy(&p, kfdpool_uring_sqe_payload(cmd), sizeof(p));
+	memcpy(&p, kfdpool_uring_cmd_payload(cmd, union kfdpool_uring_payload),
+	       sizeof(p));
 	ret = kfdpool_uring_run(pf, cmd->cmd_op, &p);
 	/* Never be called again for this command (see above). */
 	if (ret == -EAGAIN)
 		ret = -EBUSY;
-	return kfdpool_uring_result(cmd, ret, issue_flags);
+	return kfdpool_uring_cmd_result(cmd, ret, issue_flags);
 }
 #endif /* KFDPOOL_HAVE_URING */

@@ -324,7 +324,8 @@ install-check: lib stat fortran
 # The files the module build needs, laid out as dkms.conf expects them.
 DKMS_FILES := dkms.conf Kbuild uapi/linux/kfdpool.h packaging/dkms-hook \
 	packaging/60-kfdpool.rules packaging/kfdpool.modules-load.conf \
-	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/probes/*.c $(SRC)/kmod/probes/*.sym))
+	$(patsubst $(SRC)/%,%,$(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h $(SRC)/kmod/compat/*.h \
+		$(SRC)/kmod/probes/*.c $(SRC)/kmod/probes/*.sym))
 DKMS_SRCDIR ?= /usr/src/kfdpool-$(PKG_VERSION)
 
 dkms-src:

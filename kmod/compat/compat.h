@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Backports: the module is written against the newest kernel API, and
+ * this header supplies what older kernels lack or name differently, as
+ * the probes (kmod/probes/, KFDPOOL_HAVE_*) found them.  A shim goes when
+ * the oldest supported kernel has what it stands in for.
+ */
+#ifndef _KFDPOOL_COMPAT_H
+#define _KFDPOOL_COMPAT_H
+
+#include <linux/err.h>
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/rbtree.h>
+#include <linux/scatterlist.h>
+#include <linux/shmem_fs.h>
+
+#include "kfdpool_features.h"
+
+#ifdef KFDPOOL_HAVE_IMPORT_NS_IDENT
+#define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)
+#else
+#define KFDPOOL_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
+#endif
+
+/* Secrets are compared with crypto_memneq(). */
+#if !IS_ENABLED(CONFIG_CRYPTO_LIB_UTILS) && !IS_ENABLED(CONFIG_CRYPTO)
+#error "kfdpool needs crypto_memneq(): enable CONFIG_CRYPTO_LIB_UTILS or CONFIG_CRYPTO"
+#endif
+
+/* ALLOC charges RLIMIT_MEMLOCK in user_struct.locked_vm. */
+#ifndef KFDPOOL_HAVE_USER_LOCKED_VM
+#error "kfdpool needs user_struct.locked_vm: enable CONFIG_NET or CONFIG_IO_URING"
+#endif
+
+#if IS_ENABLED(CONFIG_IO_URING) && \
+	(defined(KFDPOOL_HAVE_URING_CMD_SQE128) || \
+	 defined(KFDPOOL_HAVE_URING_CMD_H) || \
+	 defined(KFDPOOL_HAVE_URING_CMD_LEGACY))
+#define KFDPOOL_HAVE_URING	1
+#elif IS_ENABLED(CONFIG_IO_URING) && defined(KFDPOOL_HAVE_FOPS_URING_CMD)
+#error "kfdpool: unknown io_uring command API (see kmod/probes/uring_cmd_*.c)"
+#endif
+
+#ifdef KFDPOOL_HAVE_URING
+#if defined(KFDPOOL_HAVE_URING_CMD_SQE128) || defined(KFDPOOL_HAVE_URING_CMD_H)
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
+/* The command's payload in its SQE, as a @type. */
+#if defined(KFDPOOL_HAVE_URING_CMD_SQE128)
+#define kfdpool_uring_cmd_payload(ioucmd, type) \
+	io_uring_sqe128_cmd((ioucmd)->sqe, type)
+#elif defined(KFDPOOL_HAVE_URING_CMD_H)
+#define kfdpool_uring_cmd_payload(ioucmd, type) \
+	((const type *)io_uring_sqe_cmd((ioucmd)->sqe))
+#else
+#define kfdpool_uring_cmd_payload(ioucmd, type) \
+	((const type *)(ioucmd)->cmd)
+#endif
+
+/*
+ * The io_uring whose command API is in <linux/io_uring.h> never completes
+ * a positive result returned from an io-wq worker: complete such results
+ * (fds, batch counts) here, as asynchronous drivers do.
+ */
+static inline int kfdpool_uring_cmd_result(struct io_uring_cmd *cmd, int ret,
+					   unsigned int issue_flags)
+{
+#ifdef KFDPOOL_HAVE_URING_CMD_LEGACY
+	if (ret <= 0)
+		return ret;
+#ifdef KFDPOOL_HAVE_URING_CMD_DONE4
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+#else
+	io_uring_cmd_done(cmd, ret, 0);
+#endif
+	return -EIOCBQUEUED;
+#else
+	return ret;
+#endif
+}
+#endif /* KFDPOOL_HAVE_URING */
+
+#ifndef KFDPOOL_HAVE_RB_ADD
+static inline void rb_add(struct rb_node *node, struct rb_root *tree,
+			  bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &tree->rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = less(node, parent) ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color(node, tree);
+}
+
+static inline struct rb_node *
+rb_find(const void *key, const struct rb_root *tree,
+	int (*cmp)(const void *key, const struct rb_node *))
+{
+	struct rb_node *node = tree->rb_node;
+	int c;
+
+	while (node) {
+		c = cmp(key, node);
+		if (!c)
+			return node;
+		node = c < 0 ? node->rb_left : node->rb_right;
+	}
+	return NULL;
+}
+#endif
+
+#ifdef KFDPOOL_HAVE_FOLIO_BATCH_H
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
+
+#ifndef KFDPOOL_HAVE_FOLIO_BATCH
+#include <linux/sched.h>
+#include <linux/swap.h>
+
+/* Before folio batches: a reference on each page, in page vectors. */
+static inline void kfdpool_put_pages(struct page **pages, pgoff_t n)
+{
+	struct pagevec pvec;
+	pgoff_t i;
+
+	pagevec_init(&pvec);
+	for (i = 0; i < n; i++) {
+		if (pagevec_add(&pvec, pages[i]) && i + 1 < n)
+			continue;
+		check_move_unevictable_pages(&pvec);
+		pagevec_release(&pvec);
+		cond_resched();
+	}
+}
+
+static inline long kfdpool_read_pages(struct address_space *mapping,
+				      struct page **pages, pgoff_t i,
+				      pgoff_t n, gfp_t gfp)
+{
+	struct page *page = shmem_read_mapping_page_gfp(mapping, i, gfp);
+
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	set_page_dirty(page);
+	pages[i] = page;
+	return 1;
+}
+#endif
+
+#if defined(KFDPOOL_HAVE_FOLIO_BATCH) && \
+	!defined(KFDPOOL_HAVE_SHMEM_READ_FOLIO_GFP)
+static inline struct folio *shmem_read_folio_gfp(struct address_space *mapping,
+						 pgoff_t index, gfp_t gfp)
+{
+	struct page *page = shmem_read_mapping_page_gfp(mapping, index, gfp);
+
+	return IS_ERR(page) ? ERR_CAST(page) : page_folio(page);
+}
+#endif
+
+#if !defined(KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS) && !defined(EMPTY_VMA_FLAGS)
+#define EMPTY_VMA_FLAGS	0
+#endif
+
+#ifndef KFDPOOL_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
+static inline int
+sg_alloc_table_from_pages_segment(struct sg_table *sgt, struct page **pages,
+				  unsigned int n_pages, unsigned int offset,
+				  unsigned long size, unsigned int max_segment,
+				  gfp_t gfp_mask)
+{
+	return PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(sgt, pages, n_pages,
+							   offset, size,
+							   max_segment, NULL,
+							   0, gfp_mask));
+}
+#endif
+
+#if !defined(KFDPOOL_HAVE_IOSYS_MAP) && defined(KFDPOOL_HAVE_DMA_BUF_MAP)
+#include <linux/dma-buf-map.h>
+#define iosys_map		dma_buf_map
+#define iosys_map_set_vaddr	dma_buf_map_set_vaddr
+#endif
+
+#ifndef KFDPOOL_HAVE_VFS_MMAP
+#define vfs_mmap	call_mmap
+#endif
+
+#ifndef KFDPOOL_HAVE_IS_COW_MAPPING
+static inline bool is_cow_mapping(vm_flags_t flags)
+{
+	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
+}
+#endif
+
+#ifndef KFDPOOL_HAVE_VMA_SET_FILE
+static inline void vma_set_file(struct vm_area_struct *vma, struct file *file)
+{
+	get_file(file);
+	swap(vma->vm_file, file);
+	fput(file);
+}
+#endif
+
+#endif /* _KFDPOOL_COMPAT_H */
