@@ -16,6 +16,7 @@
 #include "kfdpool_util.h"
 #include "hostmem_util.h"
 #include "kfdpool_handle_util.h"
+#include "kfdpool_state.h"
 
 #define SZ		(64 * 1024)
 #define UID_A		4242
@@ -39,6 +40,7 @@ FIXTURE_SETUP(acct)
 	struct stat sb;
 	unsigned int i;
 
+	kfd_state_restore();
 	for (i = 0; i < NPARAMS; i++)
 		self->param[i] = -1;
 	KFD_SET_SETUP("acct_test", 4, SZ, -1, 0);

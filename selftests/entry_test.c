@@ -5,6 +5,7 @@
  */
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
+#include "kfdpool_state.h"
 
 #define SZ	(64 * 1024)
 
@@ -14,6 +15,7 @@ FIXTURE(entry) {
 
 FIXTURE_SETUP(entry)
 {
+	kfd_state_restore();
 	KFD_SET_SETUP("entry_test", 4, SZ, -1, 0);
 }
 

@@ -41,6 +41,7 @@
 #include "fuzz_state.h"
 #include "kfdpool_persist_util.h"
 #include "kselftest_harness.h"
+#include "kfdpool_state.h"
 
 #define FZ_PROCS 2
 #define FZ_THREADS 2
@@ -1069,6 +1070,7 @@ FIXTURE_SETUP(fuzz)
 	struct fz_env *e = &self->env;
 	int i, j, fd;
 
+	kfd_state_restore();
 	memset(e, 0, sizeof(*e));
 	self->st = NULL;
 	rel_counts_read(&self->base);

@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "hostmem_util.h"
+#include "kfdpool_state.h"
 
 #define SZ	(1u << 20)
 
@@ -26,6 +27,7 @@ FIXTURE(alloc) {
 
 FIXTURE_SETUP(alloc)
 {
+	kfd_state_restore();
 	self->pool = self->imp = -1;
 	if (access(KFD_DEV, F_OK))
 		SKIP(return, "no /dev/kfdpool");

@@ -542,7 +542,7 @@ static int kp_producer(int out, uint32_t tag, uint64_t seed)
 	struct kfdpool_record churn[4] = {};
 	struct kp_msg m = {};
 	int pool, fd, i;
-	uint32_t e;
+	uint32_t e = 0;
 
 	pool = kfd_persist_new(KP_NAME, m.id);
 	if (pool < 0)
@@ -594,7 +594,7 @@ static int kp_adopter(const struct kp_msg *m, uint64_t seed)
 	struct kfdpool_record churn[4] = {};
 	struct kfdpool_import im;
 	int pool = -EBUSY, fd, i;
-	uint32_t e;
+	uint32_t e = 0;
 
 	for (i = 0; i < 300 && pool == -EBUSY; i++) {
 		pool = kfd_adopt_open(&m->owner, NULL);

@@ -15,6 +15,7 @@
 
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
+#include "kfdpool_state.h"
 
 #define SZ		(1u << 20)
 #define TAG		0x4641425249430000ULL	/* "FABRIC" */
@@ -191,6 +192,7 @@ FIXTURE_SETUP(fab)
 	struct stat sb;
 	hipError_t e;
 
+	kfd_state_restore();
 	self->baseline = -1;
 	self->dev_mode = 0;
 	self->any_param = any_param_set('Y');

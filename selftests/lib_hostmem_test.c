@@ -20,6 +20,7 @@
 #include "kselftest_harness.h"
 #include "lib_hip_util.h"
 #include "hostmem_util.h"
+#include "kfdpool_state.h"
 
 #define RENDER_GID	105	/* the VM's /etc/group, Debian's usual */
 #define USER_A		1000
@@ -198,6 +199,7 @@ FIXTURE(render) {
 
 FIXTURE_SETUP(render)
 {
+	kfd_state_restore();
 	self->changed = false;
 	if (getuid())
 		SKIP(return, "needs root to become a render user");
@@ -285,6 +287,7 @@ FIXTURE(fail) {
 
 FIXTURE_SETUP(fail)
 {
+	kfd_state_restore();
 	if (!hm_supported())
 		SKIP(return, "no /dev/kfdpool with KFDPOOL_IOC_ALLOC");
 	self->baseline = lh_dmabufs(-1);

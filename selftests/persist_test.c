@@ -21,6 +21,7 @@
 #include "kselftest_harness.h"
 #include "kfdpool_persist_util.h"
 #include "hostmem_util.h"
+#include "kfdpool_state.h"
 
 #define PREFIX		"pt-"
 #define USER		4242
@@ -54,6 +55,9 @@ FIXTURE_SETUP(persist)
 	struct stat sb;
 	unsigned int i;
 
+	/* Whatever a failed test left, its teardown skipped (kfdpool_state.h). */
+	kfd_persist_sweep(PREFIX);
+	kfd_state_restore();
 	for (i = 0; i < NPARAMS; i++)
 		self->param[i] = -1;
 	if (kfd_query(&q))
@@ -110,7 +114,7 @@ static void drop_to(uid_t uid)
 static int produce(const char *name, __u32 seed, struct shared *sh)
 {
 	int pool, fd, i, ret;
-	__u32 e;
+	__u32 e = 0;
 
 	memset(sh, 0, sizeof(*sh));
 	pool = kfd_persist_new(name, sh->id);
@@ -342,7 +346,7 @@ static int user_adopts(struct shared *sh)
 {
 	struct kfdpool_record old = sh->rec[0];
 	int pool, fd;
-	__u32 e;
+	__u32 e = 0;
 
 	pool = kfd_adopt_open(&sh->owner, NULL);
 	if (pool < 0)
@@ -404,7 +408,8 @@ static int other_adopts(struct shared *sh)
 TEST_F(persist, adopt_same_uid_other_uid_refused)
 {
 	struct kfdpool_pool_info info;
-	struct shared sh = {};
+	struct shared sh = {}, was;
+	struct kfdpool_pool_handle h;
 	struct kfdpool_record old;
 	int pool;
 
@@ -420,12 +425,9 @@ TEST_F(persist, adopt_same_uid_other_uid_refused)
 
 	ASSERT_EQ(0, as_user_out(USER, user_adopts, &sh));
 	EXPECT_NE(0, memcmp(&old, &sh.rec[0], sizeof(old)));
-	{
-		struct shared was = sh;
-
-		was.rec[0] = old;
-		EXPECT_EQ(0, as_user(USER, user_old_refused, &was));
-	}
+	was = sh;
+	was.rec[0] = old;
+	EXPECT_EQ(0, as_user(USER, user_old_refused, &was));
 	/* The adopter left: the pool stays, with what it made. */
 	ASSERT_EQ(1, kfd_list_find(sh.id, &info));
 	EXPECT_EQ(0, info.owner_fds);
@@ -441,11 +443,7 @@ TEST_F(persist, adopt_same_uid_other_uid_refused)
 	EXPECT_EQ(getpid(), info.owner_pid);
 	EXPECT_EQ(-EBUSY, kfd_adopt_open(NULL, sh.id));
 	/* Owner handles admit the pool's user: root may not make one. */
-	{
-		struct kfdpool_pool_handle h;
-
-		EXPECT_EQ(-EPERM, kfd_owner_handle(pool, &h));
-	}
+	EXPECT_EQ(-EPERM, kfd_owner_handle(pool, &h));
 	close(pool);
 	ASSERT_EQ(0, as_user(USER, user_checks, &sh));
 	ASSERT_EQ(0, kfd_destroy_id(sh.id));
@@ -456,6 +454,7 @@ TEST_F(persist, rotate_kills_owner_handles)
 {
 	struct kfdpool_handle_rotate r = {};
 	struct kfdpool_pool_handle h, h2;
+	struct kfdpool_pool_stats st;
 	__u8 id[KFDPOOL_ID_LEN];
 	int ctl = kfd_open(), pool, a;
 
@@ -472,12 +471,8 @@ TEST_F(persist, rotate_kills_owner_handles)
 	EXPECT_EQ(-EACCES, kfd_adopt(ctl, &h, NULL));
 	a = kfd_adopt(ctl, &h2, NULL);
 	EXPECT_LE(0, a);
-	{
-		struct kfdpool_pool_stats st;
-
-		ASSERT_EQ(0, kfd_stats(a, &st));
-		EXPECT_EQ(KFDPOOL_MODE_OWNER, st.mode);
-	}
+	ASSERT_EQ(0, kfd_stats(a, &st));
+	EXPECT_EQ(KFDPOOL_MODE_OWNER, st.mode);
 	EXPECT_EQ(0, kfd_destroy(a));
 	close(a);
 	EXPECT_EQ(-ENOENT, kfd_adopt(ctl, &h2, NULL));
@@ -585,7 +580,7 @@ TEST_F(persist, bytes_limit_edquot_leaves_nothing)
 	__u8 id[KFDPOOL_ID_LEN];
 	struct kfdpool_pool_stats st;
 	int pool, a, b, buf, live;
-	__u32 ea;
+	__u32 ea = 0;
 
 	ASSERT_EQ(0, kfd_param_set("max_user_persistent_bytes", 3 * page));
 	pool = kfd_persist_new(PREFIX "bytes", id);
@@ -1032,9 +1027,10 @@ TEST_F(persist, bad_args)
 	struct kfdpool_pool_destroy_id di = {};
 	struct kfdpool_pool_handle h;
 	struct kfdpool_pool_list l = {};
-	struct kfdpool_pool_info info[1];
-	__u8 id[KFDPOOL_ID_LEN];
-	int ctl = kfd_open(), pool, imp, plain;
+	struct kfdpool_pool_info info[1], pi;
+	struct kfdpool_pool_stats st;
+	__u8 id[KFDPOOL_ID_LEN], other[KFDPOOL_ID_LEN];
+	int ctl = kfd_open(), pool, imp, plain, nul;
 
 	ASSERT_LE(0, ctl);
 	/* POOL_CREATE: an unknown flag. */
@@ -1089,35 +1085,24 @@ TEST_F(persist, bad_args)
 	a.handle = h;
 	HND(&a.handle)->pool_id[0] ^= 1;
 	EXPECT_EQ(-ENOENT, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_ADOPT, &a));
-	{
-		__u8 other[KFDPOOL_ID_LEN];
-
-		memcpy(other, id, sizeof(other));
-		other[15] ^= 0x80;
-		EXPECT_EQ(-ENOENT, kfd_adopt(ctl, NULL, other));
-	}
+	memcpy(other, id, sizeof(other));
+	other[15] ^= 0x80;
+	EXPECT_EQ(-ENOENT, kfd_adopt(ctl, NULL, other));
 	EXPECT_EQ(-EBUSY, kfd_adopt(ctl, &h, NULL));
 	EXPECT_EQ(-EBUSY, kfd_adopt(ctl, NULL, id));
 	/* A pool that does not persist is never adopted. */
-	{
-		struct kfdpool_pool_stats st;
-
-		ASSERT_EQ(0, kfd_stats(plain, &st));
-		EXPECT_EQ(-EOPNOTSUPP, kfd_adopt(ctl, NULL, st.id));
-	}
+	ASSERT_EQ(0, kfd_stats(plain, &st));
+	EXPECT_EQ(-EOPNOTSUPP, kfd_adopt(ctl, NULL, st.id));
 	/* The wrong fd: ADOPT on a pool fd, DESTROY on the device. */
 	a.handle = h;
 	a.flags = 0;
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(pool, KFDPOOL_IOC_POOL_ADOPT, &a));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_DESTROY, &d));
 	EXPECT_EQ(-ENOTTY, kfd_ioctl(pool, KFDPOOL_IOC_POOL_DESTROY_ID, &di));
-	{
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		EXPECT_EQ(-ENOTTY, kfd_ioctl(nul, KFDPOOL_IOC_POOL_ADOPT, &a));
-		close(nul);
-		EXPECT_EQ(-EBADF, kfd_ioctl(nul, KFDPOOL_IOC_POOL_DESTROY, &d));
-	}
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	EXPECT_EQ(-ENOTTY, kfd_ioctl(nul, KFDPOOL_IOC_POOL_ADOPT, &a));
+	close(nul);
+	EXPECT_EQ(-EBADF, kfd_ioctl(nul, KFDPOOL_IOC_POOL_DESTROY, &d));
 
 	/* POOL_DESTROY: flags, pad, an import fd. */
 	d.flags = 1;
@@ -1146,13 +1131,9 @@ TEST_F(persist, bad_args)
 	EXPECT_EQ(-EINVAL, kfd_ioctl(ctl, KFDPOOL_IOC_POOL_LIST, &l));
 
 	/* Everything refused changed nothing. */
-	{
-		struct kfdpool_pool_info pi;
-
-		ASSERT_EQ(1, kfd_list_find(id, &pi));
-		EXPECT_EQ(1, pi.owner_fds);
-		EXPECT_EQ(KFDPOOL_POOL_PERSIST, pi.flags);
-	}
+	ASSERT_EQ(1, kfd_list_find(id, &pi));
+	EXPECT_EQ(1, pi.owner_fds);
+	EXPECT_EQ(KFDPOOL_POOL_PERSIST, pi.flags);
 	close(plain);
 	close(imp);
 	EXPECT_EQ(0, kfd_destroy(pool));

@@ -8,6 +8,7 @@
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
 #include "hostmem_util.h"
+#include "kfdpool_state.h"
 
 FIXTURE(pool) {
 	int ctl;
@@ -18,6 +19,7 @@ FIXTURE(pool) {
 
 FIXTURE_SETUP(pool)
 {
+	kfd_state_restore();
 	self->pool = -1;
 	self->ctl = kfd_open();
 	if (self->ctl < 0)

@@ -487,12 +487,18 @@ static inline int rel_revoke(int pool, const struct kfdpool_record *rec)
 	return rel_ioctl(pool, KFDPOOL_IOC_REVOKE, &r);
 }
 
-/* Import @rec; fills @imp; the dma-buf fd (or 0 with VALIDATE) or -errno. */
+/*
+ * Import @rec; fills @imp (may be NULL); the dma-buf fd (or 0 with VALIDATE)
+ * or -errno.
+ */
 static inline int rel_import(int pool, const struct kfdpool_record *rec,
 			     uint32_t flags, struct kfdpool_import *imp)
 {
+	struct kfdpool_import local;
 	int ret;
 
+	if (!imp)	/* the caller wants the answer only */
+		imp = &local;
 	memset(imp, 0, sizeof(*imp));
 	imp->record = *rec;
 	imp->flags = flags;

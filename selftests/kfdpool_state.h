@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the tests change of the machine, put back whatever became of a test.
+ *
+ * The kselftest harness can skip FIXTURE_TEARDOWN after a failed ASSERT
+ * (in the forked test, longjmp() may hand back the pid variable as it was
+ * before fork()), so a fixture's own restore cannot be relied on: one
+ * failure would leave a module parameter or the device's mode changed for
+ * every test after it, and the report would bury the first failure under
+ * its consequences.  A program that includes this header saves both when
+ * it starts; kfd_state_restore() puts them back, from each fixture's setup
+ * and at the program's exit.
+ */
+#ifndef KFDPOOL_STATE_H
+#define KFDPOOL_STATE_H
+
+#include "kfdpool_util.h"
+
+#define KFD_STATE_MAX	32
+#define KFD_STATE_LEN	64
+
+static struct {
+	pid_t pid;	/* the program's own process, not a test's */
+	int n;
+	char name[KFD_STATE_MAX][KFD_STATE_LEN];
+	char value[KFD_STATE_MAX][KFD_STATE_LEN];
+	mode_t devmode;	/* 0: there was no device */
+} kfd_state;
+
+/* A parameter's text as sysfs shows it, without the newline: 0 or -errno. */
+static inline int kfd_state_param(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* Put back every parameter and the device's mode that differ from the start. */
+static inline void kfd_state_restore(void)
+{
+	char cur[KFD_STATE_LEN], path[128];
+	struct stat sb;
+	ssize_t len;
+	int i, fd;
+
+	for (i = 0; i < kfd_state.n; i++) {
+		if (!kfd_state_param(kfd_state.name[i], cur, sizeof(cur)) &&
+		    !strcmp(cur, kfd_state.value[i]))
+			continue;
+		snprintf(path, sizeof(path), KFD_PARAMS "%s", kfd_state.name[i]);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* unloaded, or not ours to write */
+		len = strlen(kfd_state.value[i]);
+		if (write(fd, kfd_state.value[i], len) != len)
+			fprintf(stderr, "# could not restore %s\n",
+				kfd_state.name[i]);
+		close(fd);
+	}
+	if (kfd_state.devmode && !stat(KFD_DEV, &sb) &&
+	    (sb.st_mode & 07777) != kfd_state.devmode)
+		chmod(KFD_DEV, kfd_state.devmode);
+}
+
+static void kfd_state_at_exit(void)
+{
+	/* A test's own children exit too: only the program restores. */
+	if (getpid() == kfd_state.pid)
+		kfd_state_restore();
+}
+
+__attribute__((constructor)) static void kfd_state_save(void)
+{
+	DIR *d = opendir(KFD_PARAMS);
+	struct dirent *de;
+	struct stat sb;
+	int i;
+
+	kfd_state.pid = getpid();
+	if (!stat(KFD_DEV, &sb))
+		kfd_state.devmode = sb.st_mode & 07777;
+	while (d && (de = readdir(d)) && kfd_state.n < KFD_STATE_MAX) {
+		i = kfd_state.n;
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= KFD_STATE_LEN ||
+		    kfd_state_param(de->d_name, kfd_state.value[i],
+				    KFD_STATE_LEN))
+			continue;
+		strcpy(kfd_state.name[i], de->d_name);
+		kfd_state.n++;
+	}
+	if (d)
+		closedir(d);
+	atexit(kfd_state_at_exit);
+}
+
+#endif /* KFDPOOL_STATE_H */
