@@ -1963,8 +1963,11 @@ static void fs_reap(struct fs_thread *s)
 	kill(s->child, SIGKILL);
 	while (waitpid(s->child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		__atomic_add_fetch(&s->st->killed, 1, __ATOMIC_RELAXED);
+	else if (WIFSIGNALED(status))
+		fs_violation(s, "the forked adopter died of signal %d, not our SIGKILL",
+			     WTERMSIG(status));
 	s->child = 0;
 	/* Its imports (or the owner fd it adopted) went with it. */
 	for (e = 0; e < FS_ENTRIES; e++)

@@ -583,7 +583,7 @@ TEST_F(alloc, killed_holder_releases_everything)
 			usleep(20000);
 		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
-		EXPECT_TRUE(WIFSIGNALED(st));
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 		close(sv[0]);
 		if (self->baseline >= 0)
 			EXPECT_EQ(self->baseline,

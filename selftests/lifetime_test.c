@@ -240,7 +240,7 @@ TEST_F_TIMEOUT(life, sigkill, 300)
 	EXPECT_EQ(self->baseline + 4, kfd_dmabuf_count_now());
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	close(sv[0]);
 }
 
