@@ -7,12 +7,14 @@
  * same calls, as a control).  COW mappings and ranges past the end are
  * refused.  A mapping outlives the dma-buf, the entry and the module.  vgem
  * imports the dma-buf (attach and DMA map) and holds it until it lets go.
+ * With shmem's huge pages on, all of this holds for memory in huge folios.
  */
 #include <sys/uio.h>
 #include <liburing.h>
 
 #include "kselftest_harness.h"
 #include "hostmem_util.h"
+#include "kfdpool_state.h"
 
 #define SZ	(1u << 20)
 #define SPLICE	(64u << 10)
@@ -102,6 +104,7 @@ FIXTURE(map) {
 
 FIXTURE_SETUP(map)
 {
+	kfd_state_restore();
 	self->pool = self->imp = self->buf = -1;
 	self->p = MAP_FAILED;
 	if (!hm_supported())
@@ -356,6 +359,44 @@ struct importer_check {
 #define IMPORTER_CHECK _IOWR('K', 1, struct importer_check)
 
 /*
+ * Load the selftests' importer module (an earlier test that failed may have
+ * left it: load it afresh) and have it check @buf, which holds
+ * pattern(@seed): 0, -ENOENT without the module, or -errno; *@c as it says.
+ */
+static int importer_run(int buf, __u32 seed, struct importer_check *c)
+{
+	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
+	int mfd, dev = -1, i, ret;
+
+	if (!ko || access(ko, R_OK))
+		return -ENOENT;
+	mfd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
+	if (ret == -EEXIST &&
+	    !syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK))
+		ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
+	close(mfd);
+	if (ret)
+		return ret == -ENOENT ? -ENXIO : ret;
+	for (i = 0; i < 100 && dev < 0; i++) {
+		dev = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			usleep(10000);
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = buf;
+	c->seed = seed;
+	ret = dev < 0 ? -ENODEV : ioctl(dev, IMPORTER_CHECK, c) ? -errno : 0;
+	if (dev >= 0)
+		close(dev);
+	if (syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/*
  * A device driver's view: kfdpool_importer attaches, maps the sg table and
  * reads and writes the buffer through its DMA addresses, then through vmap
  * between begin_cpu_access and end_cpu_access; the bytes must be right at
@@ -363,31 +404,13 @@ struct importer_check {
  */
 TEST_F(map, importer_module_checks_bytes)
 {
-	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
-	struct importer_check c = {};
-	int mfd, dev = -1, i, ret;
+	struct importer_check c;
 	struct stat st;
+	int ret;
 
-	if (!ko || access(ko, R_OK))
+	ret = importer_run(self->buf, 11, &c);
+	if (ret == -ENOENT)
 		SKIP(return, "no KFDPOOL_IMPORTER_KO (make test-modules)");
-	mfd = open(ko, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, mfd);
-	ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
-	/* An earlier test that failed may have left it: load it afresh. */
-	if (ret == -EEXIST &&
-	    !syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK))
-		ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
-	ASSERT_EQ(0, ret);
-	close(mfd);
-	for (i = 0; i < 100 && dev < 0; i++) {
-		dev = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
-		if (dev < 0)
-			usleep(10000);
-	}
-	ASSERT_LE(0, dev);
-	c.fd = self->buf;
-	c.seed = 11;
-	ret = ioctl(dev, IMPORTER_CHECK, &c) ? -errno : 0;
 	EXPECT_EQ(0, ret) TH_LOG("stage %u, offset %llu, %u segments", c.stage,
 				 (unsigned long long)c.bad_offset, c.segments);
 	EXPECT_EQ(0, c.stage);
@@ -397,9 +420,102 @@ TEST_F(map, importer_module_checks_bytes)
 	/* Its attachment is gone. */
 	ASSERT_EQ(0, fstat(self->buf, &st));
 	EXPECT_EQ(0, attached(st.st_ino));
-	close(dev);
-	EXPECT_EQ(0, syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK)
-		  ? -errno : 0);
+}
+
+#define HUGE_SZ	(3u << 20)
+
+/* ShmemHugePages (KiB) once it is @want, or what it is after 2 s. */
+static long long huge_settle(long long want)
+{
+	long long v = hm_meminfo("ShmemHugePages");
+	int i;
+
+	for (i = 0; i < 200 && v != want; i++) {
+		usleep(10000);
+		v = hm_meminfo("ShmemHugePages");
+	}
+	return v;
+}
+
+/*
+ * With shmem's huge pages on ("always", as an operator may set it for
+ * shared memory), ALLOC's memory comes in huge folios: the buffer fills
+ * its page array from each folio and holds each folio once, the last one
+ * possibly past the buffer's end.  Mappings, get_user_pages() users and an
+ * importer device see the same bytes, and every folio goes back with the
+ * buffer.
+ */
+FIXTURE(huge) {
+	int pool, buf, baseline;
+	long long huge0;
+	void *p;
+};
+
+FIXTURE_SETUP(huge)
+{
+	char policy[64];
+
+	kfd_state_restore();
+	self->pool = self->buf = self->baseline = -1;
+	self->p = MAP_FAILED;
+	if (!hm_supported())
+		SKIP(return, "no /dev/kfdpool with KFDPOOL_IOC_ALLOC");
+	if (kfd_shmem_thp_get(policy, sizeof(policy)))
+		SKIP(return, "no shmem huge pages (CONFIG_TRANSPARENT_HUGEPAGE)");
+	self->huge0 = hm_meminfo("ShmemHugePages");
+	ASSERT_LE(0, self->huge0);
+	ASSERT_EQ(0, kfd_shmem_thp_set("always"));
+	self->baseline = kfd_dmabuf_count_now();
+	self->pool = kfd_pool_new("hostmem_huge");
+	ASSERT_LE(0, self->pool);
+}
+
+FIXTURE_TEARDOWN(huge)
+{
+	if (self->p != MAP_FAILED)
+		munmap(self->p, HUGE_SZ);
+	if (self->buf >= 0)
+		close(self->buf);
+	if (self->pool >= 0)
+		close(self->pool);
+	kfd_state_restore();
+	if (self->baseline >= 0)
+		EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+}
+
+TEST_F(huge, folios_held_once_and_given_back)
+{
+	const char *what = "";
+	struct importer_check c;
+	__u32 entry;
+	int ret;
+
+	self->buf = hm_alloc(self->pool, HUGE_SZ, 0, &entry);
+	ASSERT_LE(0, self->buf);
+	/* The first 2 MiB, at least, are one folio. */
+	EXPECT_LE(self->huge0 + 2048, hm_meminfo("ShmemHugePages"));
+	self->p = mmap(NULL, HUGE_SZ, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       self->buf, 0);
+	ASSERT_NE(MAP_FAILED, self->p);
+	hm_fill(self->p, HUGE_SZ, 21);
+	EXPECT_EQ(0, gup_users(self->p, HUGE_SZ, 21, &what)) TH_LOG("%s", what);
+	hm_fill(self->p, HUGE_SZ, 21);
+	ret = importer_run(self->buf, 21, &c);
+	if (ret != -ENOENT) {
+		EXPECT_EQ(0, ret) TH_LOG("stage %u, offset %llu, %u segments",
+					 c.stage,
+					 (unsigned long long)c.bad_offset,
+					 c.segments);
+		EXPECT_EQ(1, hm_check(self->p, HUGE_SZ, 23));
+	}
+	ASSERT_EQ(0, munmap(self->p, HUGE_SZ));
+	self->p = MAP_FAILED;
+	close(self->buf);
+	self->buf = -1;
+	/* The pool's end drops the entry: the buffer and its folios go. */
+	close(self->pool);
+	self->pool = -1;
+	EXPECT_EQ(self->huge0, huge_settle(self->huge0));
 }
 
 TEST_HARNESS_MAIN

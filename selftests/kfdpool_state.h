@@ -5,11 +5,11 @@
  * The kselftest harness can skip FIXTURE_TEARDOWN after a failed ASSERT
  * (in the forked test, longjmp() may hand back the pid variable as it was
  * before fork()), so a fixture's own restore cannot be relied on: one
- * failure would leave a module parameter or the device's mode changed for
- * every test after it, and the report would bury the first failure under
- * its consequences.  A program that includes this header saves both when
- * it starts; kfd_state_restore() puts them back, from each fixture's setup
- * and at the program's exit.
+ * failure would leave a module parameter, the device's mode or the shmem
+ * huge page policy changed for every test after it, and the report would
+ * bury the first failure under its consequences.  A program that includes
+ * this header saves them when it starts; kfd_state_restore() puts them
+ * back, from each fixture's setup and at the program's exit.
  */
 #ifndef KFDPOOL_STATE_H
 #define KFDPOOL_STATE_H
@@ -18,6 +18,7 @@
 
 #define KFD_STATE_MAX	32
 #define KFD_STATE_LEN	64
+#define KFD_SHMEM_THP	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 
 static struct {
 	pid_t pid;	/* the program's own process, not a test's */
@@ -25,7 +26,47 @@ static struct {
 	char name[KFD_STATE_MAX][KFD_STATE_LEN];
 	char value[KFD_STATE_MAX][KFD_STATE_LEN];
 	mode_t devmode;	/* 0: there was no device */
+	char thp[KFD_STATE_LEN];	/* "": no shmem huge pages */
 } kfd_state;
+
+/*
+ * The selected shmem huge page policy ("never", "always", ...: the word in
+ * brackets) into @buf; 0 or -errno.
+ */
+static inline int kfd_shmem_thp_get(char *buf, size_t len)
+{
+	char line[256], *a, *b;
+	ssize_t n;
+	int fd = open(KFD_SHMEM_THP, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	line[n] = 0;
+	a = strchr(line, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (!b || (size_t)(b - a) > len)
+		return -EINVAL;
+	memcpy(buf, a + 1, b - a - 1);
+	buf[b - a - 1] = 0;
+	return 0;
+}
+
+static inline int kfd_shmem_thp_set(const char *policy)
+{
+	int fd = open(KFD_SHMEM_THP, O_WRONLY | O_CLOEXEC), ret = 0;
+	ssize_t len = strlen(policy);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, policy, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
 
 /* A parameter's text as sysfs shows it, without the newline: 0 or -errno. */
 static inline int kfd_state_param(const char *name, char *buf, size_t len)
@@ -72,6 +113,9 @@ static inline void kfd_state_restore(void)
 	if (kfd_state.devmode && !stat(KFD_DEV, &sb) &&
 	    (sb.st_mode & 07777) != kfd_state.devmode)
 		chmod(KFD_DEV, kfd_state.devmode);
+	if (kfd_state.thp[0] && !kfd_shmem_thp_get(cur, sizeof(cur)) &&
+	    strcmp(cur, kfd_state.thp))
+		kfd_shmem_thp_set(kfd_state.thp);
 }
 
 static void kfd_state_at_exit(void)
@@ -91,6 +135,8 @@ __attribute__((constructor)) static void kfd_state_save(void)
 	kfd_state.pid = getpid();
 	if (!stat(KFD_DEV, &sb))
 		kfd_state.devmode = sb.st_mode & 07777;
+	if (kfd_shmem_thp_get(kfd_state.thp, sizeof(kfd_state.thp)))
+		kfd_state.thp[0] = 0;
 	while (d && (de = readdir(d)) && kfd_state.n < KFD_STATE_MAX) {
 		i = kfd_state.n;
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= KFD_STATE_LEN ||
