@@ -277,6 +277,55 @@ TEST_F(life, close_orders)
 }
 
 /*
+ * More imports on one file, and more entries in one pool, than the module
+ * frees per hold of the pool's lock: closing the import fd drops its
+ * imports (and frees the draining entries among them) a batch at a time,
+ * and the pool's end frees its entries a batch at a time.  Everything is
+ * given back all the same.
+ */
+#define MANY	600
+
+TEST_F(life, many_imports_many_entries)
+{
+	struct kfdpool_pool_stats st;
+	struct kfdpool_record r;
+	int pool, imp, buf, i;
+	__u32 e[MANY];
+
+	pool = kfd_pool_new("many");
+	ASSERT_LE(0, pool);
+	imp = kfd_pool_export(pool);
+	ASSERT_LE(0, imp);
+	for (i = 0; i < MANY; i++) {
+		buf = kfd_dmabuf_new(4096);
+		ASSERT_LE(0, buf);
+		e[i] = kfd_pin(pool, buf, i);
+		close(buf);
+		ASSERT_LT(0, (int)e[i]);
+		ASSERT_EQ(0, kfd_export(pool, e[i], 0, 4096, &r));
+		ASSERT_EQ(0, kfd_import(imp, &r, 0, NULL));
+	}
+	/* Half of them unpinned: kept, draining, by the import fd alone. */
+	for (i = 0; i < MANY / 2; i++)
+		ASSERT_EQ(0, kfd_unpin(pool, e[i], NULL));
+	ASSERT_EQ(0, kfd_stats(imp, &st));
+	EXPECT_EQ(MANY, st.fd_imports);
+	EXPECT_EQ(MANY, st.entries);
+	EXPECT_EQ(MANY / 2, st.draining_entries);
+
+	close(imp);
+	ASSERT_EQ(0, kfd_stats(pool, &st));
+	EXPECT_EQ(0, st.import_fds);
+	EXPECT_EQ(0, st.imported_bytes);
+	EXPECT_EQ(MANY - MANY / 2, st.entries);
+	EXPECT_EQ(0, st.draining_entries);
+	EXPECT_EQ((MANY - MANY / 2) * 4096ULL, st.reserved_bytes);
+
+	close(pool);
+	EXPECT_EQ(self->baseline, kfd_dmabuf_count(self->baseline));
+}
+
+/*
  * Threads import, validate and release on two import fds while another
  * exports and revokes and another unpins and pins again, then one import
  * fd is closed while the others still run.  Errors are expected (records
