@@ -939,6 +939,35 @@ static void *sweeper(void *arg)
  * after its end: no module reference, pool or persistent-pool charge may
  * stay behind (the fixture checks the module's references).
  */
+/*
+ * An administrator finds a pool by id among more pools than the module
+ * looks at per hold of the pools' lock: the walk lets go of the lock
+ * between batches and still finds it, for POOL_DESTROY_ID and for
+ * POOL_ADOPT by id.
+ */
+TEST_F(persist, admin_finds_past_many_pools)
+{
+	struct kfdpool_pool_info info;
+	int fds[300], pool, a, i;
+	__u8 id[KFDPOOL_ID_LEN];
+
+	for (i = 0; i < 300; i++) {
+		fds[i] = kfd_pool_new(PREFIX "crowd");
+		ASSERT_LE(0, fds[i]);
+	}
+	pool = kfd_persist_new(PREFIX "last", id);
+	ASSERT_LE(0, pool);
+	close(pool);
+	a = kfd_adopt_open(NULL, id);
+	EXPECT_LE(0, a);
+	if (a >= 0)
+		close(a);
+	EXPECT_EQ(0, kfd_destroy_id(id));
+	EXPECT_EQ(0, kfd_list_find(id, &info));
+	for (i = 0; i < 300; i++)
+		close(fds[i]);
+}
+
 TEST_F(persist, admin_destroy_races_create)
 {
 	volatile int stop = 0;
