@@ -59,18 +59,6 @@ static const char *const fi_knobs[] = {
 };
 #define FI_NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
 
-static int fi_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* Write @v to the knob @knob of the fault attribute directory @dir. */
 static int fi_write_u64(const char *dir, const char *knob,
 			unsigned long long v)
@@ -79,24 +67,7 @@ static int fi_write_u64(const char *dir, const char *knob,
 
 	snprintf(path, sizeof(path), "%s%s", dir, knob);
 	snprintf(val, sizeof(val), "%llu", v);
-	return fi_write(path, val);
-}
-
-static int fi_read(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = 0;
-	return 0;
+	return kfd_file_write(path, val);
 }
 
 /*
@@ -559,9 +530,9 @@ static const struct fi_case fi_cases[] = {
  */
 static void fi_page_faults(bool on)
 {
-	fi_write(FI_PAGEALLOC "ignore-gfp-wait", on ? "N" : "Y");
-	fi_write(FI_PAGEALLOC "ignore-gfp-highmem", on ? "N" : "Y");
-	fi_write(FI_PAGEALLOC "min-order", on ? "0" : "1");
+	kfd_file_write(FI_PAGEALLOC "ignore-gfp-wait", on ? "N" : "Y");
+	kfd_file_write(FI_PAGEALLOC "ignore-gfp-highmem", on ? "N" : "Y");
+	kfd_file_write(FI_PAGEALLOC "min-order", on ? "0" : "1");
 }
 
 static int fi_prepare(struct fi_state *s, unsigned int needs)
@@ -689,7 +660,7 @@ FIXTURE_SETUP(fi)
 	close(fd);
 
 	for (i = 0; i < FI_NKNOBS; i++)
-		self->have_saved[i] = !fi_read(fi_knobs[i], self->saved[i],
+		self->have_saved[i] = !kfd_file_read(fi_knobs[i], self->saved[i],
 					       sizeof(self->saved[i]));
 	/*
 	 * Fail sleeping allocations too (GFP_KERNEL is what the module
@@ -697,13 +668,13 @@ FIXTURE_SETUP(fi)
 	 * report to the VM runner.  fail-nth works whatever the probability;
 	 * keep the random mode off until a test turns it on.
 	 */
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "verbose", "0"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "0"));
-	fi_write(FI_USERCOPY "verbose", "0");
-	fi_write(FI_USERCOPY "probability", "0");
-	fi_write(FI_PAGEALLOC "verbose", "0");
-	fi_write(FI_PAGEALLOC "probability", "0");
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "probability", "0"));
+	kfd_file_write(FI_USERCOPY "verbose", "0");
+	kfd_file_write(FI_USERCOPY "probability", "0");
+	kfd_file_write(FI_PAGEALLOC "verbose", "0");
+	kfd_file_write(FI_PAGEALLOC "probability", "0");
 	rel_counts_read(&self->base);
 	/* The control fd is part of the baseline. */
 }
@@ -714,7 +685,7 @@ static void fi_write_hard(const char *path, const char *val)
 	int i;
 
 	for (i = 0; i < 100; i++)
-		if (!fi_write(path, val))
+		if (!kfd_file_write(path, val))
 			return;
 }
 
@@ -978,7 +949,7 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 	if (access(FI_USERCOPY "probability", W_OK))
 		SKIP(return, "no fail_usercopy (CONFIG_FAULT_INJECTION_USERCOPY)");
 	/* No slab cache is marked for failslab: no slab allocation is a point. */
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "cache-filter", "Y"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "cache-filter", "Y"));
 
 	for (op = 0; op < FI_LONG_OPS; op++) {
 		const char *name = fi_long_names[op];
@@ -1000,7 +971,7 @@ TEST_F_TIMEOUT(fi, batch_stops_at_the_element_it_cannot_copy, 1200)
 			 * Nor a page allocation (the stack depot's may come
 			 * at any time; fi_cleanup() puts min-order back).
 			 */
-			ASSERT_EQ(0, fi_write(FI_PAGEALLOC "min-order", "100"));
+			ASSERT_EQ(0, kfd_file_write(FI_PAGEALLOC "min-order", "100"));
 			ASSERT_EQ(0, rel_stats(s->pool, &st0));
 			fds = rel_fd_count();
 			fi_nth_set(self->nth, n);
@@ -1094,17 +1065,17 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 	 * The task filter first and the probability last: with the filter
 	 * off every task's allocations would fail, init's included.
 	 */
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "task-filter", "Y"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "interval", "1"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "times", "-1"));
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "space", "0"));
-	if (!fi_write(FI_USERCOPY "task-filter", "Y")) {
-		fi_write(FI_USERCOPY "interval", "1");
-		fi_write(FI_USERCOPY "times", "-1");
-		fi_write(FI_USERCOPY "probability", "5");
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "task-filter", "Y"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "interval", "1"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "times", "-1"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "space", "0"));
+	if (!kfd_file_write(FI_USERCOPY "task-filter", "Y")) {
+		kfd_file_write(FI_USERCOPY "interval", "1");
+		kfd_file_write(FI_USERCOPY "times", "-1");
+		kfd_file_write(FI_USERCOPY "probability", "5");
 	}
-	ASSERT_EQ(0, fi_write(FI_FAILSLAB "probability", "20"));
-	ASSERT_EQ(0, fi_write("/proc/self/make-it-fail", "1"));
+	ASSERT_EQ(0, kfd_file_write(FI_FAILSLAB "probability", "20"));
+	ASSERT_EQ(0, kfd_file_write("/proc/self/make-it-fail", "1"));
 
 	/* No output from here on: write(2) may fail too. */
 	for (k = 0; k < ops; k++) {
@@ -1208,11 +1179,11 @@ TEST_F_TIMEOUT(fi, random_failures, 3000)
 
 	/* Stop failing (the write itself may fail: retry). */
 	for (i = 0; i < 100; i++)
-		if (!fi_write("/proc/self/make-it-fail", "0"))
+		if (!kfd_file_write("/proc/self/make-it-fail", "0"))
 			break;
 	ASSERT_GT(100, i);
-	fi_write(FI_FAILSLAB "probability", "0");
-	fi_write(FI_USERCOPY "probability", "0");
+	kfd_file_write(FI_FAILSLAB "probability", "0");
+	kfd_file_write(FI_USERCOPY "probability", "0");
 
 	ksft_print_msg("faultinject random: %llu calls, %llu failed (injected or legitimately), %llu with an unexpected errno\n",
 		       calls, fails, bad);

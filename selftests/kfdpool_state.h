@@ -36,16 +36,10 @@ static struct {
 static inline int kfd_shmem_thp_get(char *buf, size_t len)
 {
 	char line[256], *a, *b;
-	ssize_t n;
-	int fd = open(KFD_SHMEM_THP, O_RDONLY | O_CLOEXEC);
+	int ret = kfd_file_read(KFD_SHMEM_THP, line, sizeof(line));
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	line[n] = 0;
+	if (ret)
+		return ret;
 	a = strchr(line, '[');
 	b = a ? strchr(a, ']') : NULL;
 	if (!b || (size_t)(b - a) > len)
@@ -57,58 +51,25 @@ static inline int kfd_shmem_thp_get(char *buf, size_t len)
 
 static inline int kfd_shmem_thp_set(const char *policy)
 {
-	int fd = open(KFD_SHMEM_THP, O_WRONLY | O_CLOEXEC), ret = 0;
-	ssize_t len = strlen(policy);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, policy, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* A parameter's text as sysfs shows it, without the newline: 0 or -errno. */
-static inline int kfd_state_param(const char *name, char *buf, size_t len)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
+	return kfd_file_write(KFD_SHMEM_THP, policy);
 }
 
 /* Put back every parameter and the device's mode that differ from the start. */
 static inline void kfd_state_restore(void)
 {
-	char cur[KFD_STATE_LEN], path[128];
+	char cur[KFD_STATE_LEN];
 	struct stat sb;
-	ssize_t len;
-	int i, fd;
+	int i, ret;
 
 	for (i = 0; i < kfd_state.n; i++) {
-		if (!kfd_state_param(kfd_state.name[i], cur, sizeof(cur)) &&
+		if (!kfd_param_read(kfd_state.name[i], cur, sizeof(cur)) &&
 		    !strcmp(cur, kfd_state.value[i]))
 			continue;
-		snprintf(path, sizeof(path), KFD_PARAMS "%s", kfd_state.name[i]);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;	/* unloaded, or not ours to write */
-		len = strlen(kfd_state.value[i]);
-		if (write(fd, kfd_state.value[i], len) != len)
+		ret = kfd_param_write(kfd_state.name[i], kfd_state.value[i]);
+		/* Unloaded, or not ours to write, is no failure to restore. */
+		if (ret && ret != -ENOENT && ret != -EACCES)
 			fprintf(stderr, "# could not restore %s\n",
 				kfd_state.name[i]);
-		close(fd);
 	}
 	if (kfd_state.devmode && !stat(KFD_DEV, &sb) &&
 	    (sb.st_mode & 07777) != kfd_state.devmode)
@@ -140,8 +101,8 @@ __attribute__((constructor)) static void kfd_state_save(void)
 	while (d && (de = readdir(d)) && kfd_state.n < KFD_STATE_MAX) {
 		i = kfd_state.n;
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= KFD_STATE_LEN ||
-		    kfd_state_param(de->d_name, kfd_state.value[i],
-				    KFD_STATE_LEN))
+		    kfd_param_read(de->d_name, kfd_state.value[i],
+				   KFD_STATE_LEN))
 			continue;
 		strcpy(kfd_state.name[i], de->d_name);
 		kfd_state.n++;

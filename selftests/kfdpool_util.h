@@ -546,39 +546,78 @@ static inline void kfd_hex(const __u8 *id, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", id[i]);
 }
 
+/*
+ * Read the file at @path (sysfs, procfs, debugfs knobs) into @buf as a
+ * string, its trailing newline cut: 0 or -errno.
+ */
+static inline int kfd_file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = 0;
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	return 0;
+}
+
+/* Write the string @s to the file at @path: 0 or -errno. */
+static inline int kfd_file_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	ssize_t len = strlen(s), n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n != len)
+		ret = n < 0 ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+/* A kfdpool module parameter's text: 0, -EIO when empty, or -errno. */
+static inline int kfd_param_read(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
+	ret = kfd_file_read(path, buf, len);
+	return ret ? ret : buf[0] ? 0 : -EIO;
+}
+
+static inline int kfd_param_write(const char *name, const char *s)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
+	return kfd_file_write(path, s);
+}
+
 /* Read a kfdpool module parameter; -errno when not readable. */
 static inline long long kfd_param_get(const char *name)
 {
-	char path[128], buf[64];
-	ssize_t n;
-	int fd;
+	char buf[64];
+	int ret = kfd_param_read(name, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 10);
+	return ret ? ret : strtoll(buf, NULL, 10);
 }
 
 static inline int kfd_param_set(const char *name, unsigned long long v)
 {
-	char path[128], buf[32];
-	int fd, n, ret = 0;
+	char buf[32];
 
-	snprintf(path, sizeof(path), KFD_PARAMS "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%llu\n", v);
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	snprintf(buf, sizeof(buf), "%llu\n", v);
+	return kfd_param_write(name, buf);
 }
 
 /* ---------------------------------------------------------------- */
