@@ -53,6 +53,7 @@
 #include <sys/wait.h>
 
 #include "reliability.h"
+#include "importer_util.h"
 
 #define FS_POOLS	3	/* pools of one thread */
 #define FS_BUFS		6	/* dma-bufs of one thread, 1..6 pages */
@@ -111,25 +112,9 @@ static bool fs_have_any_handle, fs_any_allowed;
 /*
  * The selftests' dma-buf importer module (selftests/importer), opened by
  * fuzz_test before the fuzzers start, or -1: a device's view of ALLOC'd
- * memory.  It checks pattern(seed) and leaves pattern(seed + 2), a 32-bit
- * word per 4 bytes (kfdpool_importer_word()).
+ * memory (importer_util.h).
  */
 static int fs_importer = -1;
-
-struct fs_importer_check {
-	__s32 fd;
-	__u32 seed;
-	__u32 stage;
-	__u32 segments;
-	__u64 bad_offset;
-};
-
-#define FS_IMPORTER_CHECK _IOWR('K', 1, struct fs_importer_check)
-
-static inline uint32_t fs_importer_word(uint32_t seed, uint64_t off)
-{
-	return seed * 2654435761u + (uint32_t)(off / 4);
-}
 
 /* Figures of all fuzzers (in MAP_SHARED memory). */
 #define FS_NERR 134	/* errnos counted per command */

@@ -248,7 +248,7 @@ static bool fs_touch(struct fs_thread *s)
 static bool fs_device(struct fs_thread *s)
 {
 	int b = FS_PICK(s, FS_ABUFS, s->bufs[FS_BUFS + __i] >= 0);
-	struct fs_importer_check c = {};
+	struct importer_check c = {};
 	uint32_t *w, seed;
 	uint64_t len, i;
 	uint8_t tag;
@@ -266,10 +266,10 @@ static bool fs_device(struct fs_thread *s)
 	tag = *(uint8_t *)w;
 	seed = rel_rand(&s->seed);
 	for (i = 0; i < len; i += 4)
-		w[i / 4] = fs_importer_word(seed, i);
+		w[i / 4] = importer_word(seed, i);
 	c.fd = s->bufs[b];
 	c.seed = seed;
-	ret = ioctl(fs_importer, FS_IMPORTER_CHECK, &c) ? -errno : 0;
+	ret = ioctl(fs_importer, IMPORTER_CHECK, &c) ? -errno : 0;
 	if (ret == -EOPNOTSUPP) {
 		s->no_device = true;	/* DMA addresses are not physical */
 	} else if (ret) {
@@ -278,7 +278,7 @@ static bool fs_device(struct fs_thread *s)
 			     (unsigned long long)c.bad_offset);
 	} else {
 		for (i = 0; i < len; i += 4) {
-			if (w[i / 4] != fs_importer_word(seed + 2, i)) {
+			if (w[i / 4] != importer_word(seed + 2, i)) {
 				fs_violation(s, "ALLOC'd dma-buf after the importer: offset %llu holds 0x%x",
 					     (unsigned long long)i, w[i / 4]);
 				break;

@@ -1147,7 +1147,7 @@ static bool fz_importer_ours;
 static void fz_importer_open(void)
 {
 	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
-	int i, ret;
+	int ret;
 
 	if (!ko || !*ko || access(ko, R_OK)) {
 		ksft_print_msg("no importer module (KFDPOOL_IMPORTER_KO): ALLOC'd memory is not attached\n");
@@ -1159,12 +1159,9 @@ static void fz_importer_open(void)
 		ksft_print_msg("importer module not loaded: %s\n", strerror(-ret));
 		return;
 	}
-	/* devtmpfs makes the node as the misc device registers. */
-	for (i = 0; i < 100 && fs_importer < 0; i++) {
-		fs_importer = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
-		if (fs_importer < 0)
-			usleep(10000);
-	}
+	fs_importer = importer_dev_open();
+	if (fs_importer < 0)
+		fs_importer = -1;
 	/* The random half never aims at it. */
 	fs_fd_mark(fs_importer, true);
 }

@@ -14,7 +14,9 @@
 
 #include "kselftest_harness.h"
 #include "hostmem_util.h"
+#include "importer_util.h"
 #include "kfdpool_state.h"
+#include "reliability.h"
 
 #define SZ	(1u << 20)
 #define SPLICE	(64u << 10)
@@ -347,16 +349,6 @@ TEST_F(map, vgem_imports)
 	EXPECT_EQ(-ENOENT, fd);
 }
 
-/* The selftests' importer module (selftests/importer), as it reports. */
-struct importer_check {
-	__s32 fd;
-	__u32 seed;
-	__u32 stage;
-	__u32 segments;
-	__u64 bad_offset;
-};
-
-#define IMPORTER_CHECK _IOWR('K', 1, struct importer_check)
 
 /*
  * Load the selftests' importer module (an earlier test that failed may have
@@ -366,25 +358,17 @@ struct importer_check {
 static int importer_run(int buf, __u32 seed, struct importer_check *c)
 {
 	const char *ko = getenv("KFDPOOL_IMPORTER_KO");
-	int mfd, dev = -1, i, ret;
+	int dev, ret;
 
 	if (!ko || access(ko, R_OK))
 		return -ENOENT;
-	mfd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (mfd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
+	ret = rel_module_load(ko);
 	if (ret == -EEXIST &&
 	    !syscall(SYS_delete_module, "kfdpool_importer", O_NONBLOCK))
-		ret = syscall(SYS_finit_module, mfd, "", 0) ? -errno : 0;
-	close(mfd);
+		ret = rel_module_load(ko);
 	if (ret)
 		return ret == -ENOENT ? -ENXIO : ret;
-	for (i = 0; i < 100 && dev < 0; i++) {
-		dev = open("/dev/kfdpool_importer", O_RDWR | O_CLOEXEC);
-		if (dev < 0)
-			usleep(10000);
-	}
+	dev = importer_dev_open();
 	memset(c, 0, sizeof(*c));
 	c->fd = buf;
 	c->seed = seed;
