@@ -846,22 +846,6 @@ static void fz_replenish(struct fz_thread *t)
 	}
 }
 
-#define FZ_ANY_PARAM "/sys/module/kfdpool/parameters/allow_any_handles"
-
-/* Set allow_any_handles to @v ('Y' or 'N'); what it was, or 0. */
-static char fz_any_param(char v)
-{
-	char was = 0;
-	int fd = open(FZ_ANY_PARAM, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (read(fd, &was, 1) != 1 || (v && pwrite(fd, &v, 1, 0) != 1))
-		was = 0;
-	close(fd);
-	return was;
-}
-
 /*
  * For the stateful half: whether ANY pool handles are allowed, and one of
  * pool @pool (shared) made with allow_any_handles on for that moment, so
@@ -872,15 +856,15 @@ static void fz_any_handle(int pool)
 	struct kfdpool_handle_export x = {
 		.policy = KFDPOOL_HANDLE_POLICY_ANY,
 	};
-	char was = fz_any_param(0);
+	int was = kfd_any_handles(true);
 
-	fs_any_allowed = was == 'Y';
-	if (!was || (!fs_any_allowed && fz_any_param('Y') != 'N'))
+	if (was < 0)
 		return;
+	fs_any_allowed = was;
 	fs_have_any_handle = !ioctl(pool, KFDPOOL_IOC_HANDLE_EXPORT, &x);
 	fs_any_handle = x.handle;
-	if (!fs_any_allowed)
-		fz_any_param('N');
+	if (!was)
+		kfd_any_handles(false);
 }
 
 /* KFDPOOL_FUZZ_CHECK_FDS=1: one fuzzer, fds counted after every step. */

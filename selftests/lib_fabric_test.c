@@ -16,6 +16,7 @@
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
 #include "kfdpool_state.h"
+#include "kfdpool_handle_util.h"
 
 #define SZ		(1u << 20)
 #define TAG		0x4641425249430000ULL	/* "FABRIC" */
@@ -158,29 +159,9 @@ static int run_importer(const struct msg *m, int uid, int gid, int group,
 	return WEXITSTATUS(status);
 }
 
-#define ANY_PARAM	"/sys/module/kfdpool/parameters/allow_any_handles"
-
-/*
- * Set the module's allow_any_handles (policy ANY handles are refused
- * unless the administrator allows them); the old value ('Y'/'N'), or 0
- * when it cannot be set.
- */
-static char any_param_set(char v)
-{
-	char old = 0;
-	int fd = open(ANY_PARAM, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (read(fd, &old, 1) != 1 || pwrite(fd, &v, 1, 0) != 1)
-		old = 0;
-	close(fd);
-	return old;
-}
-
 FIXTURE(fab) {
 	int baseline;
-	char any_param;
+	int any_param;		/* allow_any_handles before, or -errno */
 	mode_t dev_mode;
 	hipMemPool_t pool;
 	void *ptr;
@@ -195,7 +176,7 @@ FIXTURE_SETUP(fab)
 	kfd_state_restore();
 	self->baseline = -1;
 	self->dev_mode = 0;
-	self->any_param = any_param_set('Y');
+	self->any_param = kfd_any_handles(true);
 	self->pool = NULL;
 	self->ptr = NULL;
 	unsetenv("KFDPOOL_FABRIC_POLICY");
@@ -228,8 +209,8 @@ FIXTURE_TEARDOWN(fab)
 		hipMemPoolDestroy(self->pool);
 	if (self->dev_mode)
 		chmod("/dev/kfdpool", self->dev_mode);
-	if (self->any_param)
-		any_param_set(self->any_param);
+	if (self->any_param >= 0)
+		kfd_any_handles(self->any_param);
 	if (self->baseline >= 0)
 		EXPECT_EQ(self->baseline, lh_dmabufs(self->baseline));
 }
