@@ -1886,6 +1886,53 @@ API hipError_t hipDeviceSetMemPool(int dev, hipMemPool_t pool)
 	RET(hipSuccess);
 }
 
+/*
+ * hipMemSetMemPool and hipMemGetMemPool (hip_mempool.cpp, the newest clr;
+ * hip_7.2 in hip_hcc.map): the capture is checked first, then the
+ * arguments; a pool that is none of the runtime's is refused
+ * (IsMemPoolValid compares the handle with its pools, never reads it).
+ * The stand-in's pools are pinned device pools.
+ */
+#define STANDIN_MANAGED ((hipMemAllocationType)2)
+
+static int location_ok(const hipMemLocation *loc, hipMemAllocationType type)
+{
+	return loc && loc->type == hipMemLocationTypeDevice &&
+	       (type == hipMemAllocationTypePinned || type == STANDIN_MANAGED) &&
+	       loc->id >= 0 && loc->id < count_devices();
+}
+
+API hipError_t hipMemSetMemPool(hipMemLocation *loc,
+				hipMemAllocationType type, hipMemPool_t pool)
+{
+	int i;
+
+	CHECK_CAPTURE("hipMemSetMemPool");
+	if (!pool || !location_ok(loc, type))
+		RET(hipErrorInvalidValue);
+	i = pool_index(pool);
+	if (i < 0) {
+		pthread_mutex_lock(&mu);
+		say("hipMemSetMemPool: %p is no pool of this runtime",
+		    (void *)pool);
+		pthread_mutex_unlock(&mu);
+		RET(hipErrorInvalidValue);
+	}
+	if (pools[i].dev != loc->id || type != hipMemAllocationTypePinned)
+		RET(hipErrorInvalidValue);
+	current_pool[loc->id] = i + 1;
+	RET(hipSuccess);
+}
+
+API hipError_t hipMemGetMemPool(hipMemPool_t *pool, hipMemLocation *loc,
+				hipMemAllocationType type)
+{
+	if (!pool || !location_ok(loc, type) ||
+	    type != hipMemAllocationTypePinned)
+		RET(hipErrorInvalidValue);
+	return hipDeviceGetMemPool(pool, loc->id);
+}
+
 /* rocm-6.2.2: no IPC pools of its own (hipErrorNotSupported). */
 API hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t *pool,
 				void *handle, hipMemAllocationHandleType type,

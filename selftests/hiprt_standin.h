@@ -71,6 +71,8 @@ hipError_t hipMalloc(void **p, size_t size);
 hipError_t hipEventCreate(hipEvent_t *e);
 hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *pool, int device);
 hipError_t hipDeviceGetMemPool(hipMemPool_t *pool, int device);
+hipError_t hipMemGetMemPool(hipMemPool_t *pool, hipMemLocation *location,
+			    hipMemAllocationType type);
 
 /* HIP 6.x's hipPointerGetAttributes (hip_runtime_api.h). */
 enum { hipMemoryTypeUnregistered = 0, hipMemoryTypeHost = 1,

@@ -12,7 +12,9 @@
  *   stream capture: kfdpool's calls on a capturing stream are refused with
  *     hipErrorStreamCaptureUnsupported and leave the capture as it was;
  *     a marker whose stream captures is never asked about;
- *   hipDeviceSetMemPool never hands a kfdpool pool to the runtime;
+ *   hipDeviceSetMemPool and hipMemSetMemPool never hand a kfdpool pool to
+ *     the runtime; hipMemSetMemPool answers for one as the runtime does for
+ *     a pool not its own, capture included;
  *   size 0 allocates nothing and succeeds; invalid streams are refused as
  *     the runtime's version answers them;
  *   hipMemPoolImportFromShareableHandle refuses a pool fd said to be of
@@ -250,6 +252,38 @@ TEST_F(clr, set_mem_pool_keeps_kfdpools_pools_from_the_runtime)
 	ASSERT_EQ(hipSuccess, hipDeviceGetDefaultMemPool(&def, 0));
 	EXPECT_EQ(hipSuccess, hipDeviceSetMemPool(0, def));
 	EXPECT_EQ(hipErrorInvalidDevice, hipDeviceSetMemPool(1, def));
+}
+
+TEST_F(clr, mem_set_mem_pool_answers_for_kfdpools_pools_as_the_runtime)
+{
+	hipMemLocation loc = { hipMemLocationTypeDevice, 0 };
+	hipMemPool_t def, cur;
+	hipGraph_t g;
+
+	EXPECT_EQ(hipErrorInvalidValue, hipMemSetMemPool(&loc,
+		  hipMemAllocationTypePinned, self->pool));
+	EXPECT_EQ(hipErrorInvalidValue, hipGetLastError());
+	EXPECT_EQ(NULL, strstr(standin_log(), "no pool of this runtime"))
+		TH_LOG("%s", logs);
+	ASSERT_EQ(hipSuccess, hipMemGetMemPool(&cur, &loc,
+					       hipMemAllocationTypePinned));
+	EXPECT_NE(self->pool, cur);
+	/* In a capture of an unsafe mode the runtime fails it first. */
+	ASSERT_EQ(hipSuccess, hipStreamBeginCapture(self->a,
+		  hipStreamCaptureModeGlobal));
+	EXPECT_EQ(hipErrorStreamCaptureUnsupported, hipMemSetMemPool(&loc,
+		  hipMemAllocationTypePinned, self->pool));
+	EXPECT_EQ(hipStreamCaptureStatusInvalidated, capture_status(self->a));
+	hipStreamEndCapture(self->a, &g);
+	/* The runtime's own pools are the runtime's. */
+	ASSERT_EQ(hipSuccess, hipDeviceGetDefaultMemPool(&def, 0));
+	EXPECT_EQ(hipSuccess, hipMemSetMemPool(&loc,
+		  hipMemAllocationTypePinned, def));
+	loc.id = 1;
+	EXPECT_EQ(hipErrorInvalidValue, hipMemSetMemPool(&loc,
+		  hipMemAllocationTypePinned, def));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemSetMemPool(NULL,
+		  hipMemAllocationTypePinned, def));
 }
 
 TEST_F(clr, size_0_allocates_nothing)

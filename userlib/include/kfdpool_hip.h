@@ -95,9 +95,11 @@ const char *hipGetErrorString(hipError_t hip_error);
 /* The thread's last error, as clr keeps it: every call writes it. */
 hipError_t hipGetLastError(void);
 hipError_t hipPeekAtLastError(void);
-/* kfdpool's pools are not made a device's current pool:
+/* kfdpool's pools are not made a device's or a location's current pool:
  * hipErrorInvalidValue (any other pool is the runtime's). */
 hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
+hipError_t hipMemSetMemPool(hipMemLocation *location,
+			    hipMemAllocationType type, hipMemPool_t mem_pool);
 
 /* ---- libkfdpool extensions ---- */
 

@@ -445,6 +445,7 @@ TEST(batch_extensions)
  */
 TEST(streams_and_events_without_a_runtime)
 {
+	hipMemLocation loc = { hipMemLocationTypeDevice, 0 };
 	hipEvent_t ev = (hipEvent_t)&not_a_pool_obj;
 	hipStream_t s = (hipStream_t)&not_a_pool_obj;
 	void *fn = &fn;
@@ -464,6 +465,9 @@ TEST(streams_and_events_without_a_runtime)
 	EXPECT_EQ(hipErrorNoDevice, hipDeviceSynchronize());
 	EXPECT_EQ(hipErrorInvalidValue,
 		  hipDeviceSetMemPool(0, (hipMemPool_t)&not_a_pool_obj));
+	EXPECT_EQ(hipErrorInvalidValue,
+		  hipMemSetMemPool(&loc, hipMemAllocationTypePinned,
+				   (hipMemPool_t)&not_a_pool_obj));
 }
 
 /*

@@ -828,3 +828,26 @@ KFDPOOL_EXPORT hipError_t hipDeviceSetMemPool(int device, hipMemPool_t pool)
 	kp_rt_passed();
 	return rt->hipDeviceSetMemPool(device, pool);
 }
+
+/*
+ * The same for a location (ROCm 7.2 and later).  clr's hipMemSetMemPool
+ * checks the thread's stream capture first (an unsafe mode fails the call
+ * and invalidates the capture), then refuses a NULL pool, and any pool
+ * that is not one of its own (hip_mempool.cpp): a kfdpool pool is passed
+ * on as NULL, so the runtime answers as it does for any pool not its own
+ * and never sees ours.  A runtime without the function cannot set any.
+ */
+KFDPOOL_EXPORT hipError_t hipMemSetMemPool(hipMemLocation *location,
+					   hipMemAllocationType type,
+					   hipMemPool_t pool)
+{
+	const struct kp_runtime *rt = kp_rt();
+
+	if (!rt)
+		return kp_rt_ret(hipErrorInvalidValue);
+	if (!rt->hipMemSetMemPool)
+		return kp_rt_ret(hipErrorNotSupported);
+	kp_rt_passed();
+	return rt->hipMemSetMemPool(location, type,
+				    kp_pool_ours(pool) ? NULL : pool);
+}

@@ -29,8 +29,8 @@
  * are kfdpool's for its own objects; the stream and event functions are
  * interposed to follow stream order and to give chunks back where the
  * program waits anyway (hip_stream.c), the last-error functions to answer
- * for kfdpool's calls, hipDeviceSetMemPool to keep kfdpool's pools from
- * the runtime; all of them forward everything else.  KP_HIP_EXPORTS_NEW:
+ * for kfdpool's calls, hipDeviceSetMemPool and hipMemSetMemPool to keep
+ * kfdpool's pools from the runtime; all of them forward everything else.  KP_HIP_EXPORTS_NEW:
  * names that runtimes older than their version lack (Debian's 5.2 among
  * them); symbols-check accepts their absence from the installed runtime.
  */
@@ -67,7 +67,8 @@
 #define KP_HIP_EXPORTS_NEW(X) \
 	X(hipEventRecord_spt, "hip_5.2") \
 	X(hipExtGetLastError, "hip_6.0") \
-	X(hipGetProcAddress, "hip_6.1")
+	X(hipGetProcAddress, "hip_6.1") \
+	X(hipMemSetMemPool, "hip_7.2")
 
 #define KP_HIP_EXPORTS(X) KP_HIP_EXPORTS_OLD(X) KP_HIP_EXPORTS_NEW(X)
 
