@@ -448,6 +448,36 @@ TEST(kfdpools_pools_never_reach_the_runtime)
 		  kp->hipDeviceSetMemPool(0, (hipMemPool_t)not_kfdpools_pool));
 }
 
+/*
+ * hipMemSetMemPool is HIP 7.2's, and kfdpool's beside any runtime.  Beside
+ * an older one it answers hipErrorNotSupported; beside 7.2 or later, what the runtime answers (lib_standin_clr_test
+ * checks a kfdpool pool against a stand-in of 7.2).  Looked up by version:
+ * older headers do not declare it.
+ */
+TEST(mem_set_mem_pool_is_kfdpools)
+{
+	typedef hipError_t msmp_fn(hipMemLocation *location,
+				   hipMemAllocationType type,
+				   hipMemPool_t pool);
+	hipMemLocation loc = { hipMemLocationTypeDevice, 0 };
+	hipMemPool_t other = (hipMemPool_t)not_kfdpools_pool;
+	msmp_fn *mine, *theirs;
+
+	ASSERT_NE(NULL, rt_handle);
+	mine = (msmp_fn *)dlvsym(RTLD_DEFAULT, "hipMemSetMemPool", "hip_7.2");
+	ASSERT_NE(NULL, mine);
+	EXPECT_TRUE(strstr(object_of((void *)mine), "libkfdpool-hip") != NULL)
+		TH_LOG("hipMemSetMemPool from %s", object_of((void *)mine));
+	theirs = (msmp_fn *)dlvsym(rt_handle, "hipMemSetMemPool", "hip_7.2");
+	if (theirs) {
+		EXPECT_EQ(theirs(&loc, hipMemAllocationTypePinned, other),
+			  mine(&loc, hipMemAllocationTypePinned, other));
+		return;
+	}
+	EXPECT_EQ(hipErrorNotSupported,
+		  mine(&loc, hipMemAllocationTypePinned, other));
+}
+
 TEST(foreign_shareable_handles_are_the_runtimes)
 {
 	unsigned char fabric[64];
