@@ -26,6 +26,7 @@ static struct {
 	char name[KFD_STATE_MAX][KFD_STATE_LEN];
 	char value[KFD_STATE_MAX][KFD_STATE_LEN];
 	mode_t devmode;	/* 0: there was no device */
+	gid_t devgid;
 	char thp[KFD_STATE_LEN];	/* "": no shmem huge pages */
 } kfd_state;
 
@@ -54,7 +55,10 @@ static inline int kfd_shmem_thp_set(const char *policy)
 	return kfd_file_write(KFD_SHMEM_THP, policy);
 }
 
-/* Put back every parameter and the device's mode that differ from the start. */
+/*
+ * Put back every parameter, and the device's mode and group, that differ
+ * from the start.
+ */
 static inline void kfd_state_restore(void)
 {
 	char cur[KFD_STATE_LEN];
@@ -74,6 +78,10 @@ static inline void kfd_state_restore(void)
 	if (kfd_state.devmode && !stat(KFD_DEV, &sb) &&
 	    (sb.st_mode & 07777) != kfd_state.devmode)
 		chmod(KFD_DEV, kfd_state.devmode);
+	if (kfd_state.devmode && !stat(KFD_DEV, &sb) &&
+	    sb.st_gid != kfd_state.devgid &&
+	    chown(KFD_DEV, -1, kfd_state.devgid))
+		fprintf(stderr, "# could not restore the group of %s\n", KFD_DEV);
 	if (kfd_state.thp[0] && !kfd_shmem_thp_get(cur, sizeof(cur)) &&
 	    strcmp(cur, kfd_state.thp))
 		kfd_shmem_thp_set(kfd_state.thp);
@@ -94,8 +102,10 @@ __attribute__((constructor)) static void kfd_state_save(void)
 	int i;
 
 	kfd_state.pid = getpid();
-	if (!stat(KFD_DEV, &sb))
+	if (!stat(KFD_DEV, &sb)) {
 		kfd_state.devmode = sb.st_mode & 07777;
+		kfd_state.devgid = sb.st_gid;
+	}
 	if (kfd_shmem_thp_get(kfd_state.thp, sizeof(kfd_state.thp)))
 		kfd_state.thp[0] = 0;
 	while (d && (de = readdir(d)) && kfd_state.n < KFD_STATE_MAX) {

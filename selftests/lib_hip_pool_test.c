@@ -14,8 +14,12 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include <grp.h>
+#include <sys/stat.h>
+
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
+#include "kfdpool_state.h"
 
 FIXTURE(pool) {
 	hipMemPool_t pool;	/* host pool, POSIX fd handles */
@@ -54,6 +58,73 @@ FIXTURE_TEARDOWN(pool)
 		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->pool));
 	if (self->pool && self->base_dmabufs >= 0)
 		EXPECT_EQ(self->base_dmabufs, lh_dmabufs(self->base_dmabufs));
+}
+
+/*
+ * hipMemPoolCreate in a child running as nobody (uid and gid 65534, no
+ * other group), its stderr into @out: the child's result.
+ */
+static hipError_t create_as_nobody(char *out, size_t len)
+{
+	ssize_t n, got = 0;
+	int pfd[2], st;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return hipErrorUnknown;
+	pid = fork();
+	if (!pid) {
+		hipMemPoolProps p = lh_props(hipMemHandleTypePosixFileDescriptor,
+					     0);
+		hipMemPool_t pool;
+
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(255);
+		_exit(hipMemPoolCreate(&pool, &p));
+	}
+	close(pfd[1]);
+	while (got < (ssize_t)len - 1 &&
+	       (n = read(pfd[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(pfd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return hipErrorUnknown;
+	return (hipError_t)WEXITSTATUS(st);
+}
+
+/*
+ * A user the device is closed to gets hipErrorNotInitialized and one line
+ * on stderr that says what to do: join the group the node is open to, or,
+ * if it is root's alone, that the udev rule opens it to group render.
+ */
+TEST(a_closed_device_says_which_group_to_join)
+{
+	struct group *render;
+	char out[512];
+
+	kfd_state_restore();
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	render = getgrnam("render");
+	if (!render)
+		SKIP(return, "no group render here");
+	ASSERT_EQ(0, chown("/dev/kfdpool", 0, render->gr_gid));
+	ASSERT_EQ(0, chmod("/dev/kfdpool", 0660));
+	EXPECT_EQ(hipErrorNotInitialized, create_as_nobody(out, sizeof(out)));
+	EXPECT_STREQ("kfdpool: /dev/kfdpool: Permission denied (it is open to "
+		     "group render: usermod -aG render USER, then log in "
+		     "again)\n", out);
+
+	ASSERT_EQ(0, chmod("/dev/kfdpool", 0600));
+	EXPECT_EQ(hipErrorNotInitialized, create_as_nobody(out, sizeof(out)));
+	EXPECT_STREQ("kfdpool: /dev/kfdpool: Permission denied (root only: "
+		     "the udev rule 60-kfdpool.rules opens it to group "
+		     "render)\n", out);
+	kfd_state_restore();
 }
 
 TEST_F(pool, same_process_round_trip)
