@@ -168,6 +168,60 @@ static int adopter(struct shared *sh)
 	return 0;
 }
 
+/* A persistent pool of device 0, the module's memory standing in for it. */
+static int producer_device(struct shared *sh)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	hipMemPool_t pool;
+	void *p;
+
+	setenv("KFDPOOL_BACKEND", "module", 1);
+	props.location.type = hipMemLocationTypeDevice;
+	props.location.id = 0;
+	if (kfdpoolMemPoolCreatePersistent(&pool, &props))
+		return 10;
+	if (hipMallocFromPoolAsync(&p, BUFSZ, pool, 0))
+		return 11;
+	lh_fill(p, BUFSZ, 0, TAG);
+	if (hipMemPoolExportPointer(&sh->data[0], p) ||
+	    hipMemPoolExportToShareableHandle(&sh->fabric, pool,
+					      hipMemHandleTypeFabric, 0) ||
+	    kfdpoolMemPoolExportOwnerHandle(&sh->owner, pool))
+		return 12;
+	return 0;
+}
+
+/*
+ * An adoption that cannot have the pool's memory fails and leaves the pool
+ * to the next adopter, its memory and records as they were: KFDPOOL_BACKEND
+ * naming no backend, then (where there is no GPU) no device at all.
+ */
+static int adopter_without_device(struct shared *sh)
+{
+	hipMemPool_t pool, imp;
+	void *p;
+
+	setenv("KFDPOOL_BACKEND", "nonesuch", 1);
+	if (kfdpoolMemPoolAdopt(&pool, &sh->owner) != hipErrorInvalidValue)
+		return 10;
+	unsetenv("KFDPOOL_BACKEND");
+	if (access("/dev/kfd", F_OK) &&
+	    kfdpoolMemPoolAdopt(&pool, &sh->owner) != hipErrorNoDevice)
+		return 11;
+	setenv("KFDPOOL_BACKEND", "module", 1);
+	if (hipMemPoolImportFromShareableHandle(&imp, &sh->fabric,
+						hipMemHandleTypeFabric, 0) ||
+	    hipMemPoolImportPointer(&p, imp, &sh->data[0]))
+		return 12;
+	if (lh_check(p, BUFSZ, 0, TAG) >= 0)
+		return 13;
+	if (hipFree(p) || hipMemPoolDestroy(imp))
+		return 14;
+	if (kfdpoolMemPoolAdopt(&pool, &sh->owner))
+		return 15;
+	return kfdpoolMemPoolEnd(pool) ? 16 : 0;
+}
+
 TEST(native_calls)
 {
 	struct kfdpool_pool_handle h;
@@ -239,6 +293,21 @@ TEST(hip_producer_consumer_adopter)
 	EXPECT_EQ(hipSuccess, kfdpoolMemPoolEnd(pool));
 	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolEnd(pool));
 	EXPECT_EQ(hipErrorInvalidHandle, kfdpoolMemPoolAdopt(&pool, &sh.owner));
+}
+
+TEST(failed_adoption_leaves_the_pool)
+{
+	struct kfdpool_query q;
+	struct shared sh;
+	int ctl = kfdpool_open();
+
+	if (ctl < 0 || kfdpool_query(ctl, &q) ||
+	    !(q.features & KFDPOOL_FEATURE_PERSIST))
+		SKIP(return, "no persistent pools here");
+	close(ctl);
+	memset(&sh, 0, sizeof(sh));
+	ASSERT_EQ(0, child(producer_device, &sh));
+	EXPECT_EQ(0, child(adopter_without_device, &sh));
 }
 
 TEST_HARNESS_MAIN
