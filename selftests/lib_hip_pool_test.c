@@ -1032,6 +1032,92 @@ TEST_F_TIMEOUT(pool, threads, 600)
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
 }
 
+#define RACE_THREADS	4
+#define RACE_ROUNDS	256
+#define RACE_SZ		(64u << 10)
+
+struct race {
+	hipMemPool_t imp;
+	pthread_barrier_t bar;
+	hipMemPoolPtrExportData d;
+	void *got[RACE_THREADS];
+	int failures;
+};
+
+struct race_arg {
+	struct race *r;
+	int i;
+};
+
+/* Each round: import the round's pointer with the others, then free it. */
+static void *race_body(void *p)
+{
+	struct race_arg *a = p;
+	struct race *r = a->r;
+	void *q;
+	int n;
+
+	for (n = 0; n < RACE_ROUNDS; n++) {
+		pthread_barrier_wait(&r->bar);
+		q = NULL;
+		if (hipMemPoolImportPointer(&q, r->imp, &r->d))
+			__atomic_add_fetch(&r->failures, 1, __ATOMIC_RELAXED);
+		r->got[a->i] = q;
+		pthread_barrier_wait(&r->bar);
+		pthread_barrier_wait(&r->bar);	/* checked */
+		if (q && hipFree(q))
+			__atomic_add_fetch(&r->failures, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * Threads importing pointers of one chunk at the same moment, a new chunk
+ * each round: however their mappings race, they get one address, the
+ * chunk's bytes, and nothing left mapped or imported once all are freed.
+ */
+TEST_F_TIMEOUT(pool, racing_imports_of_a_chunk_share_one_mapping, 300)
+{
+	struct race_arg args[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	void *bufs[RACE_ROUNDS];
+	struct kfdpool_pool_stats st;
+	struct race r = { .imp = self->imp };
+	int i, n;
+
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(self->pool,
+							    RACE_SZ));
+	ASSERT_EQ(0, pthread_barrier_init(&r.bar, NULL, RACE_THREADS + 1));
+	for (i = 0; i < RACE_THREADS; i++) {
+		args[i] = (struct race_arg){ &r, i };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, race_body, &args[i]));
+	}
+	for (n = 0; n < RACE_ROUNDS; n++) {
+		/* Every buffer kept: each round's is in a chunk of its own. */
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&bufs[n], RACE_SZ,
+							     self->pool, NULL));
+		lh_fill(bufs[n], RACE_SZ, n, 0x52414345ULL);
+		ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&r.d, bufs[n]));
+		pthread_barrier_wait(&r.bar);
+		pthread_barrier_wait(&r.bar);	/* imported */
+		for (i = 0; i < RACE_THREADS; i++) {
+			EXPECT_EQ(r.got[0], r.got[i]);
+			EXPECT_GT(0, lh_check(r.got[i], RACE_SZ, n,
+					      0x52414345ULL));
+		}
+		pthread_barrier_wait(&r.bar);
+	}
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(0, r.failures);
+	/* The importer holds no chunk: every import was released. */
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(self->imp, &st));
+	EXPECT_EQ(0, st.fd_imports);
+	for (n = 0; n < RACE_ROUNDS; n++)
+		EXPECT_EQ(hipSuccess, hipFree(bufs[n]));
+	pthread_barrier_destroy(&r.bar);
+}
+
 struct busy_arg {
 	hipMemPool_t pool;
 	volatile int stop;
