@@ -53,7 +53,6 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 			   const struct kp_backend **be);
 hipError_t kp_device_backend(const struct kp_runtime *rt,
 			     const struct kp_backend **be);
-void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
 /* hip_error.c: one line on stderr (once) saying why /dev/kfdpool could not
  * be opened (-errno @err). */

@@ -161,7 +161,8 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 }
 
 /* The PCI bus id of device @dev as @be sees it ("" for a substitute). */
-void kp_bus_id(const struct kp_backend *be, int dev, char *buf, size_t len)
+static void kp_bus_id(const struct kp_backend *be, int dev, char *buf,
+		      size_t len)
 {
 	buf[0] = 0;
 	if (be == &kp_backend_rocr)

@@ -69,14 +69,6 @@ static int ctl_get(const struct ctl **out)
 	return 0;
 }
 
-int kp_ctl_fd(void)
-{
-	const struct ctl *c;
-	int ret = ctl_get(&c);
-
-	return ret < 0 ? ret : c->fd;
-}
-
 KFDPOOL_EXPORT int kfdpool_ctl(struct kfdpool_query *q)
 {
 	const struct ctl *c;
@@ -89,7 +81,8 @@ KFDPOOL_EXPORT int kfdpool_ctl(struct kfdpool_query *q)
 	return c->fd;
 }
 
-int kp_module_info(uint32_t *features, uint32_t *max_batch)
+/* The module's QUERY result, cached with the control fd. 0 or -errno. */
+static int kp_module_info(uint32_t *features, uint32_t *max_batch)
 {
 	const struct ctl *c;
 	int ret = ctl_get(&c);

@@ -21,16 +21,6 @@ static inline int kfdpool_xioctl(int fd, unsigned long req, void *arg)
 }
 
 /*
- * The library's own control fd of /dev/kfdpool, opened on first use and
- * kept for the life of the process (O_CLOEXEC).  -errno if it cannot be
- * opened; the next call tries again.
- */
-int kp_ctl_fd(void);
-
-/* The module's QUERY result, cached with the control fd. 0 or -errno. */
-int kp_module_info(uint32_t *features, uint32_t *max_batch);
-
-/*
  * A KFDPOOL_* environment variable has a value the library refuses: say so
  * on stderr, one line naming the variable, the value and what is accepted.
  * The caller then fails the call (-EINVAL, hipErrorInvalidValue).
