@@ -387,12 +387,10 @@ void kfdpool_uncharge(struct kfdpool_user *u, const void *obj);
 int kfdpool_records_charge(struct kfdpool_user *u);
 void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
 void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
-			  u64 *global, u64 *pinned, u32 *records);
+			  struct kfdpool_query *q);
 int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes);
 void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
 				   u64 bytes);
-void kfdpool_persist_user_figures(struct user_namespace *ns, kuid_t uid,
-				  u32 *pools, u64 *bytes);
 void kfdpool_users_show(struct seq_file *m);
 void kfdpool_limits_exit(void);
 

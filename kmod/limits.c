@@ -301,17 +301,23 @@ void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr)
 
 /* QUERY: the global figure and what the caller's own level holds. */
 void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
-			  u64 *global, u64 *pinned, u32 *records)
+			  struct kfdpool_query *q)
 {
 	struct kfdpool_user *u;
 
 	mutex_lock(&kfdpool_users_lock);
 	u = kfdpool_user_find(ns, uid);
 	spin_lock(&kfdpool_charge_lock);
-	*global = kfdpool_global.pinned;
-	*pinned = u ? u->lvl.pinned : 0;
+	q->global_pinned = kfdpool_global.pinned;
+	if (u) {
+		q->user_pinned = u->lvl.pinned;
+		q->user_persistent = u->persistent;
+		q->user_persistent_bytes = u->persistent_bytes;
+	}
 	spin_unlock(&kfdpool_charge_lock);
-	*records = u ? min_t(long, atomic_long_read(&u->records), U32_MAX) : 0;
+	if (u)
+		q->user_records = min_t(long, atomic_long_read(&u->records),
+					U32_MAX);
 	mutex_unlock(&kfdpool_users_lock);
 }
 
@@ -366,25 +372,6 @@ void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
 		u->persistent_bytes -= bytes;
 	}
 	spin_unlock(&kfdpool_charge_lock);
-}
-
-/* QUERY: what the caller's own level holds in persistent pools. */
-void kfdpool_persist_user_figures(struct user_namespace *ns, kuid_t uid,
-				  u32 *pools, u64 *bytes)
-{
-	struct kfdpool_user *u;
-
-	*pools = 0;
-	*bytes = 0;
-	mutex_lock(&kfdpool_users_lock);
-	u = kfdpool_user_find(ns, uid);
-	if (u) {
-		spin_lock(&kfdpool_charge_lock);
-		*pools = u->persistent;
-		*bytes = u->persistent_bytes;
-		spin_unlock(&kfdpool_charge_lock);
-	}
-	mutex_unlock(&kfdpool_users_lock);
 }
 
 /* debugfs: one line per user level. */

@@ -184,9 +184,7 @@ static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 #ifdef KFDPOOL_HAVE_URING
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
-	kfdpool_user_figures(current_user_ns(), current_euid(),
-			     &q->global_pinned, &q->user_pinned,
-			     &q->user_records);
+	kfdpool_user_figures(current_user_ns(), current_euid(), q);
 	q->global_limit = READ_ONCE(kfdpool_global_limit);
 	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
@@ -197,9 +195,6 @@ static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 	q->max_user_persistent = READ_ONCE(kfdpool_max_user_persistent);
 	q->max_user_persistent_bytes =
 		READ_ONCE(kfdpool_max_user_persistent_bytes);
-	kfdpool_persist_user_figures(current_user_ns(), current_euid(),
-				     &q->user_persistent,
-				     &q->user_persistent_bytes);
 	return 0;
 }
 
