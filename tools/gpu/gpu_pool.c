@@ -15,13 +15,14 @@
  *
  * The checks (what each shows is in its comment below): share, dmabuf-size,
  * canary, free-while-mapped, stream-order, last-error, new-chunk-timing,
- * other-device-free, many-chunks, capture, kernel-access.  The path is the
- * one KFDPOOL_RT_PATH forces, or libkfdpool-hip's choice; tools/gpu-check
- * runs the path-dependent checks on both paths, and the dma-buf checks a
- * second time with HSA_DISABLE_FRAGMENT_ALLOCATOR=1 as a control.  The
- * checks that launch kernels load them from KFDPOOL_GPU_KERNELS, a code
- * object built from tools/gpu/kernels.hip.  A second process is always
- * started by exec, never by a fork of a process that initialised HIP.
+ * other-device-free, many-chunks, capture, set-mem-pool, kernel-access.
+ * The path is the one KFDPOOL_RT_PATH forces, or libkfdpool-hip's choice;
+ * tools/gpu-check runs the path-dependent checks on both paths, and the
+ * dma-buf checks a second time with HSA_DISABLE_FRAGMENT_ALLOCATOR=1 as a
+ * control.  The checks that launch kernels load them from
+ * KFDPOOL_GPU_KERNELS, a code object built from tools/gpu/kernels.hip.  A
+ * second process is always started by exec, never by a fork of a process
+ * that initialised HIP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -976,6 +977,67 @@ static int check_capture(void)
 	return ok ? PASS : FAIL;
 }
 
+/* ---- a kfdpool pool is never a current pool ---- */
+
+/*
+ * hipDeviceSetMemPool refuses a kfdpool pool; HIP 7.2's hipMemSetMemPool
+ * answers for one what the runtime answers for a pool not its own
+ * (hipErrorInvalidValue, hipErrorStreamCaptureUnsupported in a capture of
+ * global mode, which it invalidates), older runtimes hipErrorNotSupported;
+ * the device's current pool stays the runtime's, and hipMallocAsync works.
+ */
+static int check_set_mem_pool(void)
+{
+	hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+	hipMemLocation loc = { hipMemLocationTypeDevice, 0 };
+	hipMemPool_t pool, cur = NULL;
+	hipGraph_t g = NULL;
+	hipStream_t s;
+	void *p = NULL;
+	hipError_t e;
+	int r, ok, v = 0;
+
+	r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	hipRuntimeGetVersion(&v);
+	e = hipDeviceSetMemPool(0, pool);
+	ok = step(e == hipErrorInvalidValue, "hipDeviceSetMemPool refused", e);
+	e = hipMemSetMemPool(&loc, hipMemAllocationTypePinned, pool);
+	if (v < 70200000) {
+		ok &= step(e == hipErrorNotSupported,
+			   "hipMemSetMemPool: not in this runtime", e);
+	} else {
+		ok &= step(e == hipErrorInvalidValue,
+			   "hipMemSetMemPool: the runtime's answer", e);
+		if (hipStreamCreate(&s) ||
+		    hipStreamBeginCapture(s, hipStreamCaptureModeGlobal))
+			return failed("begin a capture", hipSuccess);
+		e = hipMemSetMemPool(&loc, hipMemAllocationTypePinned, pool);
+		ok &= step(e == hipErrorStreamCaptureUnsupported,
+			   "hipMemSetMemPool in a capture", e);
+		ok &= step(!hipStreamIsCapturing(s, &st) &&
+			   st == hipStreamCaptureStatusInvalidated,
+			   "the capture invalidated, as the runtime does",
+			   hipSuccess);
+		hipStreamEndCapture(s, &g);
+		if (g)
+			hipGraphDestroy(g);
+		hipStreamDestroy(s);
+	}
+	e = hipDeviceGetMemPool(&cur, 0);
+	ok &= step(!e && cur && cur != pool, "the current pool is the runtime's",
+		   e);
+	e = hipMallocAsync(&p, MIB, 0);
+	if (!e)
+		e = hipFreeAsync(p, 0);
+	if (!e)
+		e = hipDeviceSynchronize();
+	ok &= step(!e, "hipMallocAsync from it", e);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
 /* ---- kernels and pointer attributes on pool memory, both processes ---- */
 
 #if HIP_VERSION_MAJOR >= 6
@@ -1113,6 +1175,7 @@ static const struct {
 	{ "other-device-free", check_other_device_free },
 	{ "many-chunks", check_many_chunks },
 	{ "capture", check_capture },
+	{ "set-mem-pool", check_set_mem_pool },
 	{ "kernel-access", check_kernel_access },
 };
 
