@@ -10,7 +10,9 @@
  *   a free on a stream of another device than the current one: the marker
  *     is an event of the stream's device (clr refuses another device's);
  *   stream capture: kfdpool's calls on a capturing stream are refused with
- *     hipErrorStreamCaptureUnsupported and leave the capture as it was;
+ *     hipErrorStreamCaptureUnsupported and leave the capture as it was, on
+ *     a stream whose capture was invalidated with
+ *     hipErrorStreamCaptureInvalidated;
  *     a marker whose stream captures is never asked about;
  *   hipDeviceSetMemPool and hipMemSetMemPool never hand a kfdpool pool to
  *     the runtime; hipMemSetMemPool answers for one as the runtime does for
@@ -187,6 +189,34 @@ TEST_F(clr, calls_on_a_capturing_stream_are_refused_and_leave_it_capturing)
 	EXPECT_EQ(hipStreamCaptureStatusActive, capture_status(self->a));
 	EXPECT_EQ(hipSuccess, hipStreamEndCapture(self->a, &g));
 	EXPECT_EQ(hipSuccess, hipFreeAsync(q, self->b));
+}
+
+/*
+ * A capture the runtime invalidated (an unsafe call in global mode): clr's
+ * STREAM_CAPTURE (hip_internal.hpp) answers calls on that stream
+ * hipErrorStreamCaptureInvalidated until the capture ends, and so do
+ * kfdpool's.
+ */
+TEST_F(clr, calls_on_an_invalidated_capture_say_so)
+{
+	hipGraph_t g;
+	void *p, *q = NULL, *m = NULL;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ / 2, self->pool,
+						     self->b));
+	ASSERT_EQ(hipSuccess, hipStreamBeginCapture(self->a,
+		  hipStreamCaptureModeGlobal));
+	EXPECT_EQ(hipErrorStreamCaptureUnsupported, hipMalloc(&m, 4096));
+	ASSERT_EQ(hipStreamCaptureStatusInvalidated, capture_status(self->a));
+	EXPECT_EQ(hipErrorStreamCaptureInvalidated,
+		  hipMallocFromPoolAsync(&q, SZ / 2, self->pool, self->a));
+	EXPECT_EQ(NULL, q);
+	EXPECT_EQ(hipErrorStreamCaptureInvalidated, hipFreeAsync(p, self->a));
+	EXPECT_EQ(hipErrorStreamCaptureInvalidated, hipGetLastError());
+	EXPECT_EQ(hipErrorStreamCaptureInvalidated,
+		  hipStreamEndCapture(self->a, &g));
+	/* Over: the stream works again, and the block was not freed. */
+	EXPECT_EQ(hipSuccess, hipFreeAsync(p, self->a));
 }
 
 TEST_F(clr, a_marker_of_a_stream_that_captures_is_not_asked_about)
