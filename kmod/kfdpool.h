@@ -274,17 +274,22 @@ void kfdpool_fd_abort(struct kfdpool_fd_out *fdo);
 /**
  * struct kfdpool_ioctl_desc - one size-versioned ioctl, at _IOC_NR(@cmd)
  * @cmd: the command, with the kernel's struct size
+ * @final: it acts in a way no undo takes back, and answers in the struct
  * @handler: runs on a kernel copy of the caller's struct; @nr is
  *	_IOC_NR(@cmd)
  */
 struct kfdpool_ioctl_desc {
 	unsigned int cmd;
+	bool final;
 	long (*handler)(struct file *file, unsigned int nr, void *data,
 			struct kfdpool_fd_out *fdo);
 };
 
 #define KFDPOOL_IOCTL(name, fn) \
-	[_IOC_NR(KFDPOOL_IOC_##name)] = { KFDPOOL_IOC_##name, fn }
+	[_IOC_NR(KFDPOOL_IOC_##name)] = { .cmd = KFDPOOL_IOC_##name, .handler = fn }
+#define KFDPOOL_IOCTL_FINAL(name, fn) \
+	[_IOC_NR(KFDPOOL_IOC_##name)] = { .cmd = KFDPOOL_IOC_##name, \
+					  .final = true, .handler = fn }
 
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,

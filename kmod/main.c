@@ -98,6 +98,9 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	ret = copy_struct_from_user(kdata, ksize, uarg, usize);
 	if (ret)
 		return ret;
+	/* What cannot be undone must have a place for its answer first. */
+	if (desc->final && copy_to_user(uarg, kdata, ksize))
+		return -EFAULT;
 	kfdpool_fd_out_init(&fdo);
 	ret = desc->handler(file, idx, kdata, &fdo);
 	if (ret < 0)

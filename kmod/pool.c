@@ -318,10 +318,10 @@ static long kfdpool_ioctl_stats(struct file *file, unsigned int nr, void *data,
 }
 
 static const struct kfdpool_ioctl_desc kfdpool_pool_ioctls[] = {
-	KFDPOOL_IOCTL(POOL_STATS, kfdpool_ioctl_stats),
+	KFDPOOL_IOCTL_FINAL(POOL_STATS, kfdpool_ioctl_stats),
 	KFDPOOL_IOCTL(POOL_EXPORT, kfdpool_ioctl_pool_export),
 	KFDPOOL_IOCTL(PIN, kfdpool_ioctl_pin),
-	KFDPOOL_IOCTL(UNPIN, kfdpool_ioctl_unpin),
+	KFDPOOL_IOCTL_FINAL(UNPIN, kfdpool_ioctl_unpin),
 	KFDPOOL_IOCTL(EXPORT, kfdpool_ioctl_one),
 	KFDPOOL_IOCTL(REVOKE, kfdpool_ioctl_one),
 	KFDPOOL_IOCTL(IMPORT, kfdpool_ioctl_one),

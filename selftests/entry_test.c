@@ -346,6 +346,43 @@ TEST_F(entry, reserved_high_reset)
 	EXPECT_EQ(1, kfd_fdinfo_num(self->s.imp, "kfdpool-entries"));
 }
 
+/*
+ * UNPIN and a POOL_STATS reset cannot be undone: given a struct the kernel
+ * cannot write their answer to, they fail EFAULT and do nothing.
+ */
+TEST_F(entry, final_commands_act_only_if_they_can_answer)
+{
+	struct kfdpool_pool_stats st, *rs;
+	struct kfdpool_unpin *u;
+	char *page;
+	int e0, e1;
+
+	e0 = kfd_pin(self->s.pool, self->s.buf[0], 0);
+	e1 = kfd_pin(self->s.pool, self->s.buf[1], 0);
+	ASSERT_LT(0, e0);
+	ASSERT_LT(0, e1);
+	ASSERT_EQ(0, kfd_unpin(self->s.pool, e1, NULL));
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	u = (void *)page;
+	u->entry_id = e0;
+	rs = (void *)(page + 1024);
+	rs->flags = KFDPOOL_STATS_RESET_RESERVED_HIGH;
+	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ));
+
+	EXPECT_EQ(-1, ioctl(self->s.pool, KFDPOOL_IOC_UNPIN, u));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->s.pool, KFDPOOL_IOC_POOL_STATS, rs));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, kfd_stats(self->s.pool, &st));
+	EXPECT_EQ(1, st.entries);
+	EXPECT_EQ(SZ, st.reserved_bytes);
+	EXPECT_EQ(2 * SZ, st.reserved_high);
+	munmap(page, 4096);
+	EXPECT_EQ(0, kfd_unpin(self->s.pool, e0, NULL));
+}
+
 /* Pin many and close: every reference dropped. */
 TEST_F(entry, many_entries_closed)
 {
