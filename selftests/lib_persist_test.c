@@ -222,6 +222,19 @@ static int adopter_without_device(struct shared *sh)
 	return kfdpoolMemPoolEnd(pool) ? 16 : 0;
 }
 
+/* Whether the module here keeps persistent pools. */
+static int have_persist(void)
+{
+	struct kfdpool_query q;
+	int ctl = kfdpool_open(), ok;
+
+	if (ctl < 0)
+		return 0;
+	ok = !kfdpool_query(ctl, &q) && (q.features & KFDPOOL_FEATURE_PERSIST);
+	close(ctl);
+	return ok;
+}
+
 TEST(native_calls)
 {
 	struct kfdpool_pool_handle h;
@@ -259,16 +272,12 @@ TEST(native_calls)
 
 TEST(hip_producer_consumer_adopter)
 {
-	struct kfdpool_query q;
 	struct shared sh, old;
 	hipMemPool_t pool, plain;
 	kfdpoolOwnerHandle_t oh;
-	int ctl = kfdpool_open();
 
-	if (ctl < 0 || kfdpool_query(ctl, &q) ||
-	    !(q.features & KFDPOOL_FEATURE_PERSIST))
+	if (!have_persist())
 		SKIP(return, "no persistent pools here");
-	close(ctl);
 	memset(&sh, 0, sizeof(sh));
 	ASSERT_EQ(0, child(producer, &sh));
 	EXPECT_EQ(0, child(consumer, &sh));
@@ -297,14 +306,10 @@ TEST(hip_producer_consumer_adopter)
 
 TEST(failed_adoption_leaves_the_pool)
 {
-	struct kfdpool_query q;
 	struct shared sh;
-	int ctl = kfdpool_open();
 
-	if (ctl < 0 || kfdpool_query(ctl, &q) ||
-	    !(q.features & KFDPOOL_FEATURE_PERSIST))
+	if (!have_persist())
 		SKIP(return, "no persistent pools here");
-	close(ctl);
 	memset(&sh, 0, sizeof(sh));
 	ASSERT_EQ(0, child(producer_device, &sh));
 	EXPECT_EQ(0, child(adopter_without_device, &sh));
