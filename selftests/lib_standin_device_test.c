@@ -998,6 +998,10 @@ TEST(get_proc_address_hands_out_kfdpools_functions)
 	EXPECT_TRUE(strstr(info.dli_fname, "libkfdpool-hip") != NULL)
 		TH_LOG("%s", info.dli_fname);
 	EXPECT_EQ(dlsym(RTLD_DEFAULT, "hipStreamWaitEvent"), f);
+	/* HIP 7.2's, which kfdpool defines too. */
+	ASSERT_EQ(hipSuccess, hipGetProcAddress("hipMemSetMemPool", &f, 702,
+						0, NULL));
+	EXPECT_EQ(dlvsym(RTLD_DEFAULT, "hipMemSetMemPool", "hip_7.2"), f);
 	/* What kfdpool does not define stays the runtime's. */
 	ASSERT_EQ(hipSuccess, hipGetProcAddress("hipMalloc", &f, 600, 0, NULL));
 	ASSERT_TRUE(dladdr(f, &info));
