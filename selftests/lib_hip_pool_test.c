@@ -61,8 +61,10 @@ FIXTURE_TEARDOWN(pool)
 }
 
 /*
- * hipMemPoolCreate in a child running as nobody (uid and gid 65534, no
- * other group), its stderr into @out: the child's result.
+ * hipMemPoolCreate in a child that is nobody for it (effective uid and gid
+ * 65534, no other group), its stderr into @out: the child's result.  The
+ * child is root again before it exits, for what an instrumented build
+ * writes then (make coverage's counters).
  */
 static hipError_t create_as_nobody(char *out, size_t len)
 {
@@ -77,13 +79,17 @@ static hipError_t create_as_nobody(char *out, size_t len)
 		hipMemPoolProps p = lh_props(hipMemHandleTypePosixFileDescriptor,
 					     0);
 		hipMemPool_t pool;
+		hipError_t e;
 
 		dup2(pfd[1], 2);
 		close(pfd[0]);
-		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 0) ||
+		    setresuid(65534, 65534, 0))
 			_exit(255);
-		_exit(hipMemPoolCreate(&pool, &p));
+		e = hipMemPoolCreate(&pool, &p);
+		if (setresuid(0, 0, 0) || setresgid(0, 0, 0))
+			_exit(254);
+		_exit(e);
 	}
 	close(pfd[1]);
 	while (got < (ssize_t)len - 1 &&
