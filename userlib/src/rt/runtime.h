@@ -30,9 +30,10 @@
  * interposed to follow stream order and to give chunks back where the
  * program waits anyway (hip_stream.c), the last-error functions to answer
  * for kfdpool's calls, hipDeviceSetMemPool and hipMemSetMemPool to keep
- * kfdpool's pools from the runtime; all of them forward everything else.  KP_HIP_EXPORTS_NEW:
- * names that runtimes older than their version lack (Debian's 5.2 among
- * them); symbols-check accepts their absence from the installed runtime.
+ * kfdpool's pools from the runtime; all of them forward everything else.
+ * KP_HIP_EXPORTS_NEW: names that runtimes older than their version lack
+ * (Debian's 5.2 among them); symbols-check accepts their absence from the
+ * installed runtime.
  */
 #define KP_HIP_EXPORTS_OLD(X) \
 	X(hipFree, "hip_4.2") \
