@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Entries: PIN, UNPIN, and the imports that keep an unpinned entry draining.
- * An entry is charged from pin to free: to the pool's limit and (each dma-buf
- * once) to the pool's user and the global figure.
+ * A live entry holds its dma-buf and counts against the pool's limit (and a
+ * persistent pool's bytes); an unpinned one holds neither, only the figures
+ * of the importers' own references until they release it.
  */
 #include <linux/dma-buf.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "kfdpool.h"
-
-/* What a dma-buf is charged as: ALLOC's memory is charged as itself. */
-static const void *kfdpool_charge_obj(struct dma_buf *dmabuf)
-{
-	return kfdpool_is_hostmem(dmabuf) ? dmabuf->priv : dmabuf;
-}
 
 static int kfdpool_dmabuf_cmp(const void *key, const struct rb_node *n)
 {
@@ -33,54 +28,43 @@ static bool kfdpool_entry_less(struct rb_node *a, const struct rb_node *b)
  * kfdpool_entry_add_locked() - add a live entry
  * @pool: the pool
  * @entry: the entry, its dma-buf, size and cookie set
- * @spares: for a pin, from kfdpool_charge_prepare(): the entry is charged
- *	here, last; NULL for ALLOC's, charged already in pool->charging
+ * @pinned: a PIN's: checked and charged here; else ALLOC's, charged
+ *	already in pool->charging
  *
  * Context: pool->lock held.
  * Return: 0, -EEXIST, -ENOSPC, -EDQUOT or -ENOMEM.
  */
 int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
-			     struct kfdpool_entry *entry,
-			     struct kfdpool_charge **spares)
+			     struct kfdpool_entry *entry, bool pinned)
 {
 	int ret;
 
-	if (spares && rb_find(entry->dmabuf, &pool->dmabufs,
+	if (pinned && rb_find(entry->dmabuf, &pool->dmabufs,
 			      kfdpool_dmabuf_cmp))
 		return -EEXIST;
 	if (pool->nr_entries >= READ_ONCE(kfdpool_max_entries) ||
-	    (spares && !kfdpool_pool_fits(pool, entry->size)))
+	    (pinned && !kfdpool_pool_fits(pool, entry->size)))
 		return -ENOSPC;
-	ret = spares ? kfdpool_persist_charge(pool, entry->size) : 0;
+	ret = pinned ? kfdpool_persist_charge(pool, entry->size) : 0;
 	if (ret)
 		return ret;
 	ret = xa_alloc_cyclic(&pool->entries, &entry->id, entry,
 			      XA_LIMIT(1, U32_MAX), &pool->next_entry,
 			      GFP_KERNEL_ACCOUNT);
-	if (ret < 0)
-		goto err;
-	if (spares) {
-		ret = kfdpool_charge(pool->user,
-				     kfdpool_charge_obj(entry->dmabuf),
-				     entry->size, 1, spares);
-		if (ret) {
-			xa_erase(&pool->entries, entry->id);
-			goto err;
-		}
-	} else {
-		pool->charging -= entry->size;
+	if (ret < 0) {
+		/* ALLOC's persistent bytes are its own to return. */
+		if (pinned)
+			kfdpool_persist_uncharge(pool, entry->size);
+		return ret;
 	}
+	if (!pinned)
+		pool->charging -= entry->size;
 	entry->state = KFDPOOL_ENTRY_LIVE;
 	rb_add(&entry->node, &pool->dmabufs, kfdpool_entry_less);
 	pool->reserved += entry->size;
 	pool->reserved_high = max(pool->reserved_high, pool->reserved);
 	pool->nr_entries++;
 	return 0;
-err:
-	/* ALLOC's persistent bytes are its own to return. */
-	if (spares)
-		kfdpool_persist_uncharge(pool, entry->size);
-	return ret;
 }
 
 long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
@@ -89,7 +73,6 @@ long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 	struct kfdpool_pin *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_charge *spares;
 	struct kfdpool_entry *entry;
 	struct dma_buf *dmabuf;
 	int ret;
@@ -105,8 +88,7 @@ long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 		return PTR_ERR(dmabuf);
 	ret = -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	spares = kfdpool_charge_prepare(pool->user);
-	if (!entry || !spares)
+	if (!entry)
 		goto err;
 	entry->dmabuf = dmabuf;
 	entry->size = dmabuf->size;
@@ -115,7 +97,7 @@ long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 	ret = kfdpool_lock(pf);
 	if (ret)
 		goto err;
-	ret = kfdpool_entry_add_locked(pool, entry, &spares);
+	ret = kfdpool_entry_add_locked(pool, entry, true);
 	/* Read under the lock: an UNPIN may free it once unlocked. */
 	if (!ret) {
 		args->entry_id = entry->id;
@@ -124,7 +106,6 @@ long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 	mutex_unlock(&pool->lock);
 	if (ret)
 		goto err;
-	kfdpool_charge_finish(spares);
 
 	fdo->undo = kfdpool_pin_undo;
 	fdo->pfile = pf;
@@ -133,10 +114,24 @@ long kfdpool_ioctl_pin(struct file *file, unsigned int nr, void *data,
 	return 0;
 
 err:
-	kfdpool_charge_finish(spares);
 	kfree(entry);
 	dma_buf_put(dmabuf);
 	return ret;
+}
+
+/*
+ * Live @entry stops counting against the pool and lets go of its dma-buf:
+ * what importers hold, their own references keep.  pool->lock held.
+ */
+static void kfdpool_entry_let_go(struct kfdpool_pool *pool,
+				 struct kfdpool_entry *entry)
+{
+	rb_erase(&entry->node, &pool->dmabufs);
+	pool->reserved -= entry->size;
+	kfdpool_persist_uncharge(pool, entry->size);
+	/* The final fput, if this is it, runs later from task work. */
+	dma_buf_put(entry->dmabuf);
+	entry->dmabuf = NULL;
 }
 
 /* Free @entry, whatever its records and holders; pool->lock held. */
@@ -145,37 +140,33 @@ static void kfdpool_entry_free(struct kfdpool_pool *pool,
 {
 	xa_erase(&pool->entries, entry->id);
 	if (entry->state == KFDPOOL_ENTRY_LIVE) {
-		rb_erase(&entry->node, &pool->dmabufs);
+		kfdpool_entry_let_go(pool, entry);
 	} else {
 		pool->nr_draining--;
 		pool->draining -= entry->size;
 	}
-	pool->reserved -= entry->size;
 	pool->nr_entries--;
-	kfdpool_persist_uncharge(pool, entry->size);
-	kfdpool_uncharge(pool->user, kfdpool_charge_obj(entry->dmabuf));
-	/* The final fput, if this is it, runs later from task work. */
-	dma_buf_put(entry->dmabuf);
 	kfree(entry);
 }
 
 /*
- * Revoke @entry's records, a batch per lock hold, then free it or leave it
- * draining while files import it (return 1).  pool->lock held; if a DESTROY
- * ends the pool in a gap, the pool's end frees the rest and the entry.
+ * Unpin @entry: it stops counting against the pool and lets go of its
+ * dma-buf, its records are freed a batch per lock hold, then it is freed,
+ * or left draining while files import it (return 1).  pool->lock held; if a
+ * DESTROY ends the pool in a gap, the pool's end frees the rest.
  */
 static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 			       struct kfdpool_entry *entry, u32 *revoked)
 {
 	u32 n = entry->nr_records, dead = entry->records;
 
-	entry->records = 0;
-	entry->nr_records = 0;
 	if (n)
 		pool->used -= entry->size;
+	entry->records = 0;
+	entry->nr_records = 0;
 	pool->nr_records -= n;
 	kfdpool_records_uncharge(pool->user, n);
-	rb_erase(&entry->node, &pool->dmabufs);
+	kfdpool_entry_let_go(pool, entry);
 	entry->state = KFDPOOL_ENTRY_UNPINNING;
 	pool->nr_draining++;
 	pool->draining += entry->size;
@@ -184,13 +175,13 @@ static u32 kfdpool_entry_unpin(struct kfdpool_pool *pool,
 
 	while (dead) {
 		kfdpool_recs_put(pool, &dead, KFDPOOL_TEARDOWN_BATCH);
-		if (dead) {
-			mutex_unlock(&pool->lock);
-			cond_resched();
-			mutex_lock(&pool->lock);
-			if (pool->ended)
-				return 0;
-		}
+		if (!dead)
+			break;
+		mutex_unlock(&pool->lock);
+		cond_resched();
+		mutex_lock(&pool->lock);
+		if (pool->ended)
+			return 0;
 	}
 	if (entry->holders) {
 		entry->state = KFDPOOL_ENTRY_DRAINING;
@@ -331,7 +322,7 @@ void kfdpool_pool_free_entries(struct kfdpool_pool *pool)
 	kfdpool_records_uncharge(pool->user, pool->nr_records);
 	pool->nr_records = 0;
 	pool->used = 0;
-	kfdpool_rectab_destroy(&pool->records);
+	kfdpool_rectab_destroy(pool);
 	xa_for_each(&pool->entries, id, entry) {
 		kfdpool_entry_free(pool, entry);
 		if (++n % KFDPOOL_TEARDOWN_BATCH)

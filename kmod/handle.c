@@ -31,8 +31,7 @@ struct kfdpool_handle_fmt {
 	u32 gid;
 	u32 uid;
 	u8 secret[KFDPOOL_SECRET_LEN];
-	u32 serial;
-	u8 pad[12];
+	u8 pad[16];
 };
 
 static_assert(sizeof(struct kfdpool_handle_fmt) == KFDPOOL_HANDLE_SIZE);
@@ -103,62 +102,75 @@ static bool kfdpool_handle_policy_ok(u32 policy, u32 gid)
 	       (!gid || policy == KFDPOOL_HANDLE_POLICY_GID);
 }
 
+/**
+ * kfdpool_handle_make() - a handle of @pool
+ * @pool: the pool, its user's own for an owner handle
+ * @owner: an owner handle (UID policy), else an import handle
+ * @policy: KFDPOOL_HANDLE_POLICY_*, checked
+ * @gid: the group of the GID policy in the caller's namespace, checked
+ * @out: the handle
+ */
+void kfdpool_handle_make(struct kfdpool_pool *pool, bool owner, u32 policy,
+			 u32 gid, struct kfdpool_pool_handle *out)
+{
+	struct kfdpool_handle_fmt fmt = {}, *h = &fmt;
+	struct user_namespace *ns = current_user_ns();
+	u32 kid = __kuid_val(current_euid());
+	siphash_key_t key[2];
+
+	if (policy == KFDPOOL_HANDLE_POLICY_GID)
+		kid = __kgid_val(make_kgid(ns, gid));
+	else if (policy == KFDPOOL_HANDLE_POLICY_ANY)
+		kid = KFDPOOL_HANDLE_KID_NONE;
+	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
+	h->magic = owner ? KFDPOOL_OWNER_HANDLE_MAGIC : KFDPOOL_HANDLE_MAGIC;
+	h->policy = policy;
+	h->gid = gid;
+	/* Our own euid is always mapped in our own namespace. */
+	h->uid = from_kuid(ns, current_euid());
+
+	/* Rotation replaces the key: copy it under the lock. */
+	mutex_lock(&pool->lock);
+	memcpy(key, pool->handle_key, sizeof(pool->handle_key));
+	mutex_unlock(&pool->lock);
+	kfdpool_handle_mac(key, h, kid, h->secret);
+	memzero_explicit(key, sizeof(key));
+	memcpy(out->data, h, sizeof(*h));
+}
+
 long kfdpool_ioctl_handle_export(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo)
 {
 	struct kfdpool_handle_export *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct user_namespace *ns = current_user_ns();
-	struct kfdpool_handle_fmt fmt = {}, *h = &fmt;
-	kuid_t kuid = current_euid();
-	u32 policy = args->policy;
-	u32 gid = args->gid;
-	u32 kid = __kuid_val(kuid);
 	bool owner = args->flags & KFDPOOL_HANDLE_EXPORT_OWNER;
-	siphash_key_t key[2];
-	int ret = 0;
+	u32 policy = args->policy;
 
 	if (pf->mode != KFDPOOL_MODE_OWNER)
 		return -EPERM;
 	if ((args->flags & ~KFDPOOL_HANDLE_EXPORT_OWNER) || args->pad ||
-	    !kfdpool_handle_policy_ok(policy, gid) ||
+	    !kfdpool_handle_policy_ok(policy, args->gid) ||
 	    (owner && policy != KFDPOOL_HANDLE_POLICY_UID))
 		return -EINVAL;
 	/* An owner handle admits the pool's own user, and only that user. */
 	if (owner && !(pool->flags & KFDPOOL_POOL_PERSIST))
 		return -EOPNOTSUPP;
-	if (owner && !uid_eq(kuid, pool->uid))
+	if (owner && !uid_eq(current_euid(), pool->uid))
 		return -EPERM;
-	if (policy == KFDPOOL_HANDLE_POLICY_GID) {
-		kgid_t kgid = make_kgid(ns, gid);
-
-		if (!gid_valid(kgid))
-			return -EINVAL;
-		kid = __kgid_val(kgid);
-	} else if (policy == KFDPOOL_HANDLE_POLICY_ANY) {
-		if (!READ_ONCE(kfdpool_allow_any_handles))
-			return -EPERM;
-		kid = KFDPOOL_HANDLE_KID_NONE;
-	}
+	if (policy == KFDPOOL_HANDLE_POLICY_GID &&
+	    !gid_valid(make_kgid(current_user_ns(), args->gid)))
+		return -EINVAL;
+	if (policy == KFDPOOL_HANDLE_POLICY_ANY &&
+	    !READ_ONCE(kfdpool_allow_any_handles))
+		return -EPERM;
 	if (!owner && !(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		return -EOPNOTSUPP;
-
-	memcpy(h->pool_id, pool->id, sizeof(h->pool_id));
-	h->magic = owner ? KFDPOOL_OWNER_HANDLE_MAGIC : KFDPOOL_HANDLE_MAGIC;
-	h->policy = policy;
-	h->gid = gid;
-	/* Our own euid is always mapped in our own namespace. */
-	h->uid = from_kuid(ns, kuid);
-	h->serial = pool->serial;
-
-	if (kfdpool_handle_key_get(pool, key))
-		kfdpool_handle_mac(key, h, kid, h->secret);
-	else
-		ret = -ENODEV;
-	memzero_explicit(key, sizeof(key));
-	memcpy(args->handle.data, h, sizeof(*h));
-	return ret;
+	if (kfdpool_lock(pf))
+		return -ENODEV;
+	mutex_unlock(&pool->lock);
+	kfdpool_handle_make(pool, owner, policy, args->gid, &args->handle);
+	return 0;
 }
 
 long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
@@ -241,7 +253,7 @@ int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 	    !READ_ONCE(kfdpool_allow_any_handles))
 		return -EPERM;
 
-	pool = kfdpool_pool_find(h->serial, h->pool_id);
+	pool = kfdpool_pool_find(h->pool_id);
 	if (!pool)
 		return -ENOENT;
 

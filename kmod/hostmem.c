@@ -4,9 +4,9 @@
  * pages are all allocated, in the caller's context and memory cgroup,
  * before the call returns: running out is an errno here, not SIGBUS or the
  * OOM killer at a later fault.  The buffer holds every folio, unevictable,
- * until the dma-buf's release, which returns its charges (RLIMIT_MEMLOCK,
- * the user's and the global figure).  mmap() hands the vma to the shmem
- * file, as i915 does, so mappings hold ordinary page-cache pages.
+ * until the dma-buf's release, which returns its RLIMIT_MEMLOCK charge.
+ * mmap() hands the vma to the shmem file, as i915 does, so mappings hold
+ * ordinary page-cache pages.
  */
 #include <linux/cred.h>
 #include <linux/dma-buf.h>
@@ -42,7 +42,6 @@
  * @lock: protects @attachments and @vaddr
  * @attachments: struct kfdpool_hostmem_attachment.node
  * @vaddr: the vmap, or NULL
- * @user: charged for the memory until the release
  * @locked: its user is charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
@@ -54,7 +53,6 @@ struct kfdpool_hostmem {
 	struct mutex lock;	/* nests inside the reservation lock */
 	struct list_head attachments;
 	void *vaddr;
-	struct kfdpool_user *user;
 	const struct cred *locked;
 };
 
@@ -152,10 +150,6 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 		fput(hm->shmem);
 	}
 	kvfree(hm->pages);
-	if (hm->user) {
-		kfdpool_uncharge(hm->user, hm);
-		kfdpool_user_put(hm->user);
-	}
 	if (hm->locked) {
 		atomic_long_sub(hm->npages, &hm->locked->user->locked_vm);
 		put_cred(hm->locked);
@@ -432,14 +426,12 @@ static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
 }
 
 /*
- * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, the pool's
- * limit (pool->charging until the entry is added), and the pool's user and
- * the global figure for the entry and for @hm itself; what @hm holds goes
- * with kfdpool_hostmem_free().
+ * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, and the pool's
+ * limit (pool->charging until the entry is added); what @hm holds goes with
+ * kfdpool_hostmem_free().
  */
 static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
-				  struct kfdpool_hostmem *hm,
-				  struct kfdpool_charge **spares)
+				  struct kfdpool_hostmem *hm)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	int ret;
@@ -458,19 +450,10 @@ static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 		ret = -ENOSPC;
 	else
 		ret = kfdpool_persist_charge(pool, hm->size);
-	if (!ret) {
-		ret = kfdpool_charge(pool->user, hm, hm->size, 2, spares);
-		if (ret)
-			kfdpool_persist_uncharge(pool, hm->size);
-	}
 	if (!ret)
 		pool->charging += hm->size;
 	mutex_unlock(&pool->lock);
-	if (ret)
-		return ret;
-	kfdpool_user_hold(pool->user);
-	hm->user = pool->user;
-	return 0;
+	return ret;
 }
 
 /* Undo the entry's part of kfdpool_hostmem_charge(): no entry was made. */
@@ -481,7 +464,6 @@ static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
 	pool->charging -= hm->size;
 	kfdpool_persist_uncharge(pool, hm->size);
 	mutex_unlock(&pool->lock);
-	kfdpool_uncharge(pool->user, hm);
 }
 
 /*
@@ -495,7 +477,6 @@ long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 	struct kfdpool_alloc *args = data;
 	struct kfdpool_file *pf = file->private_data;
 	struct kfdpool_pool *pool = pf->pool;
-	struct kfdpool_charge *spares;
 	struct kfdpool_entry *entry;
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct kfdpool_hostmem *hm;
@@ -519,10 +500,9 @@ long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 	hm->npages = args->size >> PAGE_SHIFT;
 	ret = -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
-	spares = kfdpool_charge_prepare(pool->user);
-	if (!entry || !spares)
+	if (!entry)
 		goto err_free;
-	ret = kfdpool_hostmem_charge(pf, hm, &spares);
+	ret = kfdpool_hostmem_charge(pf, hm);
 	if (ret)
 		goto err_free;
 	ret = kfdpool_hostmem_fill(hm);
@@ -545,7 +525,7 @@ long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 	entry->cookie = args->cookie;
 	ret = kfdpool_lock(pf);
 	if (!ret) {
-		ret = kfdpool_entry_add_locked(pool, entry, NULL);
+		ret = kfdpool_entry_add_locked(pool, entry, false);
 		/* Read under the lock: an UNPIN may free it once unlocked. */
 		args->entry_id = entry->id;
 		mutex_unlock(&pool->lock);
@@ -555,7 +535,6 @@ long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 		dma_buf_put(dmabuf);
 		goto err_free;
 	}
-	kfdpool_charge_finish(spares);
 
 	/* The fd's reference, installed after the copy back. */
 	get_dma_buf(dmabuf);
@@ -573,7 +552,6 @@ err_unreserve:
 err_free:
 	if (hm)
 		kfdpool_hostmem_free(hm);
-	kfdpool_charge_finish(spares);
 	kfree(entry);
 	return ret;
 }

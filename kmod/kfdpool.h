@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * kfdpool internals.  Locking, outermost first: kfdpool_pools_lock,
- * pool->lock (everything in one pool, its files' import counts included),
- * kfdpool_charge_lock (a spinlock); kfdpool_users_lock is taken with none
- * of these held, but may take kfdpool_charge_lock.  No lock is held across
- * a copy to or from user space.
+ * kfdpool internals.  Locking, outermost first: pool->lock (everything in
+ * one pool, its files' import counts included), kfdpool_persist_lock (a
+ * spinlock).  kfdpool_users_lock is taken with neither held.  Pools are
+ * found under RCU (kfdpool_pools).  No lock is held across a copy to or
+ * from user space that may fault.
  */
 #ifndef _KFDPOOL_H
 #define _KFDPOOL_H
@@ -14,6 +14,7 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/rcupdate.h>
 #include <linux/siphash.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
@@ -35,8 +36,6 @@
 #define KFDPOOL_NONCE_LEN	16
 
 /* Module parameters (main.c). */
-extern unsigned long kfdpool_global_limit;
-extern unsigned long kfdpool_user_limit;
 extern unsigned long kfdpool_default_pool_limit;
 extern unsigned int kfdpool_max_entries;
 extern unsigned int kfdpool_max_user_records;
@@ -45,8 +44,6 @@ extern unsigned int kfdpool_max_user_persistent;
 extern unsigned long kfdpool_max_user_persistent_bytes;
 
 struct dma_buf;
-struct kfdpool_charge;
-struct kfdpool_rec;
 struct kfdpool_user;
 struct seq_file;
 struct user_namespace;
@@ -90,12 +87,14 @@ struct kfdpool_rectab {
 /**
  * struct kfdpool_pool - a pool of pinned dma-bufs
  * @ref: the memory's references: files and lookups
+ * @rcu: frees the struct after lookups under RCU are done with it
  * @lock: protects the fields below that change
  * @nr_owners: open owner files; the pool ends when none is left, unless
  *	it is kept
  * @ended: kfdpool_pool_end() ran: nothing is left, calls get -ENODEV
  * @kept: a persistent pool holding itself and the module (persist.c)
- * @serial: index in kfdpool_pools until the pool ends
+ * @serial: index in kfdpool_pools until the pool ends: the id's first
+ *	32 bits
  * @id: random id
  * @name: name
  * @limit: bytes the pool may pin, 0 for no limit
@@ -104,7 +103,7 @@ struct kfdpool_rectab {
  * @created: CLOCK_BOOTTIME of its creation, in ns
  * @owner_pid: the thread group of the creator or of the last adopter
  * @uid: the creator's euid
- * @user: charged for entries and records
+ * @user: charged for records and, if persistent, the pool and its bytes
  * @locked: the creator's cred, whose user ALLOC charges (RLIMIT_MEMLOCK),
  *	or NULL
  * @entries: entry id -> struct kfdpool_entry
@@ -112,14 +111,14 @@ struct kfdpool_rectab {
  * @dmabufs: live entries by dma-buf
  * @records: the records
  * @generation: export counter
- * @reserved: bytes of all entries
+ * @reserved: bytes of live entries
  * @charging: bytes ALLOCs charged for entries still to come
  * @reserved_high: high-water mark of @reserved
  * @used: bytes of the entries that have a live record
  * @used_high: high-water mark of @used
  * @draining: bytes of draining entries
  * @imported: sum over files of the bytes of the entries each holds
- * @nr_entries: entries
+ * @nr_entries: entries, draining ones included
  * @nr_draining: draining entries
  * @nr_records: live records
  * @nr_import_fds: open import files
@@ -128,6 +127,7 @@ struct kfdpool_rectab {
  */
 struct kfdpool_pool {
 	struct kref ref;
+	struct rcu_head rcu;
 	struct mutex lock;	/* see above */
 	u32 nr_owners;
 	bool ended;
@@ -200,7 +200,7 @@ enum kfdpool_entry_state {
  * struct kfdpool_entry - a pinned dma-buf, under pool->lock
  * @id: its id in pool->entries
  * @state: enum kfdpool_entry_state
- * @dmabuf: the dma-buf, referenced
+ * @dmabuf: the dma-buf, referenced until the entry is unpinned
  * @size: its bytes
  * @cookie: the user's cookie
  * @holders: files that hold imports of it
@@ -297,9 +297,9 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned int nr);
 
 /* pool.c */
-extern struct mutex kfdpool_pools_lock;
 extern struct xarray kfdpool_pools;
-struct kfdpool_pool *kfdpool_pool_find(u32 serial, const u8 *id);
+struct kfdpool_pool *kfdpool_pool_find(const u8 *id);
+struct kfdpool_pool *kfdpool_pool_next(unsigned long *serial);
 void kfdpool_pool_put(struct kfdpool_pool *pool);
 int kfdpool_file_prepare(struct kfdpool_pool *pool, u32 mode,
 			 struct kfdpool_fd_out *fdo, size_t fd_off);
@@ -318,10 +318,20 @@ static inline int kfdpool_lock(struct kfdpool_file *pf)
 	return -ENODEV;
 }
 
+/* As kfdpool_lock(), or -EAGAIN where it would wait. */
+static inline int kfdpool_trylock(struct kfdpool_file *pf)
+{
+	if (!mutex_trylock(&pf->pool->lock))
+		return -EAGAIN;
+	if (!pf->pool->ended)
+		return 0;
+	mutex_unlock(&pf->pool->lock);
+	return -ENODEV;
+}
+
 /* entry.c */
 int kfdpool_entry_add_locked(struct kfdpool_pool *pool,
-			     struct kfdpool_entry *entry,
-			     struct kfdpool_charge **spares);
+			     struct kfdpool_entry *entry, bool pinned);
 void kfdpool_pin_undo(struct kfdpool_fd_out *fdo);
 int kfdpool_import_get(struct kfdpool_file *pf, struct kfdpool_entry *entry);
 int kfdpool_import_put(struct kfdpool_file *pf, u32 entry_id);
@@ -344,7 +354,8 @@ static inline bool kfdpool_pool_fits(const struct kfdpool_pool *pool,
 /* record.c: the halves of an element, unlocked and under pool->lock */
 int kfdpool_export_prep(struct kfdpool_file *pf,
 			const struct kfdpool_export *e);
-int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e);
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  gfp_t gfp);
 int kfdpool_revoke_prep(struct kfdpool_file *pf,
 			const struct kfdpool_revoke *r);
 int kfdpool_revoke_locked(struct kfdpool_file *pf,
@@ -354,7 +365,7 @@ int kfdpool_import_locked(struct kfdpool_file *pf, struct kfdpool_import *imp,
 			  struct kfdpool_fd_out *fdo, u32 *held);
 int kfdpool_rec_cache_init(void);
 void kfdpool_rec_cache_exit(void);
-void kfdpool_rectab_destroy(struct kfdpool_rectab *t);
+void kfdpool_rectab_destroy(struct kfdpool_pool *pool);
 void kfdpool_recs_put(struct kfdpool_pool *pool, u32 *dead, unsigned int n);
 
 /* batch.c: one element of EXPORT, REVOKE, IMPORT or RELEASE */
@@ -366,7 +377,7 @@ union kfdpool_elem {
 };
 
 int kfdpool_one(struct kfdpool_file *pf, unsigned int nr,
-		union kfdpool_elem *el, struct kfdpool_fd_out *fdo);
+		union kfdpool_elem *el, struct kfdpool_fd_out *fdo, bool nowait);
 long kfdpool_ioctl_one(struct file *file, unsigned int nr, void *data,
 		       struct kfdpool_fd_out *fdo);
 long kfdpool_batch(struct kfdpool_file *pf, unsigned int nr,
@@ -380,24 +391,20 @@ struct io_uring_cmd;
 int kfdpool_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 #endif
 
-/* limits.c */
+/* user.c */
 struct kfdpool_user *kfdpool_user_get(struct user_namespace *ns, kuid_t uid);
-void kfdpool_user_hold(struct kfdpool_user *u);
 void kfdpool_user_put(struct kfdpool_user *u);
-struct kfdpool_charge *kfdpool_charge_prepare(struct kfdpool_user *u);
-void kfdpool_charge_finish(struct kfdpool_charge *spares);
-int kfdpool_charge(struct kfdpool_user *u, const void *obj, u64 size,
-		   unsigned int refs, struct kfdpool_charge **spares);
-void kfdpool_uncharge(struct kfdpool_user *u, const void *obj);
 int kfdpool_records_charge(struct kfdpool_user *u);
 void kfdpool_records_uncharge(struct kfdpool_user *u, unsigned long nr);
+int kfdpool_rec_pages_charge(struct kfdpool_user *u);
+void kfdpool_rec_pages_uncharge(struct kfdpool_user *u);
 void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
 			  struct kfdpool_query *q);
 int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes);
 void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
 				   u64 bytes);
 void kfdpool_users_show(struct seq_file *m);
-void kfdpool_limits_exit(void);
+void kfdpool_users_exit(void);
 
 /* hostmem.c */
 bool kfdpool_is_hostmem(struct dma_buf *dmabuf);
@@ -411,6 +418,8 @@ long kfdpool_ioctl_handle_rotate(struct file *file, unsigned int nr, void *data,
 				 struct kfdpool_fd_out *fdo);
 long kfdpool_ioctl_pool_import_handle(struct file *file, unsigned int nr,
 				      void *data, struct kfdpool_fd_out *fdo);
+void kfdpool_handle_make(struct kfdpool_pool *pool, bool owner, u32 policy,
+			 u32 gid, struct kfdpool_pool_handle *out);
 int kfdpool_handle_resolve(const struct kfdpool_pool_handle *uh, bool owner,
 			   struct kfdpool_pool **poolp);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * POOL_LIST for monitors, and debugfs for root (a debugging aid, not an
- * interface).  POOL_LIST's cursor is a serial, which only grows until it wraps
- * at 2^32: a pool that lives through a listing is listed once.
+ * interface), both from one fill.  POOL_LIST's cursor is a serial: pools are
+ * listed in serial order, so a pool that lives through a listing is listed
+ * once.  Pools are found under RCU: a listing holds no global lock.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -15,7 +16,7 @@
 
 #include "kfdpool.h"
 
-/* Elements one call fills, and pools it looks at under kfdpool_pools_lock. */
+/* Elements one call fills, and pools it looks at. */
 #define KFDPOOL_POOL_LIST_PAGE	256
 #define KFDPOOL_POOL_LIST_SCAN	1024
 
@@ -53,23 +54,25 @@ static u32 kfdpool_list_page(struct kfdpool_pool_info *buf, u32 max,
 	struct kfdpool_pool *pool;
 	unsigned long idx = cursor;
 	u32 n = 0, scanned = 0;
+	bool shown;
 
 	*next = 0;
-	mutex_lock(&kfdpool_pools_lock);
-	xa_for_each_start(&kfdpool_pools, idx, pool, cursor) {
-		if (scanned++ == KFDPOOL_POOL_LIST_SCAN ||
-		    (n == max && (all || uid_eq(pool->uid, current_euid())))) {
+	for (; (pool = kfdpool_pool_next(&idx)); idx++) {
+		shown = all || uid_eq(pool->uid, current_euid());
+		if (scanned++ == KFDPOOL_POOL_LIST_SCAN || (shown && n == max)) {
 			*next = idx;
+			kfdpool_pool_put(pool);
 			break;
 		}
-		if (!all && !uid_eq(pool->uid, current_euid()))
-			continue;
-		mutex_lock(&pool->lock);
-		if (!pool->ended)
-			kfdpool_info_fill(pool, &buf[n++]);
-		mutex_unlock(&pool->lock);
+		if (shown) {
+			mutex_lock(&pool->lock);
+			if (!pool->ended)
+				kfdpool_info_fill(pool, &buf[n++]);
+			mutex_unlock(&pool->lock);
+		}
+		kfdpool_pool_put(pool);
+		cond_resched();
 	}
-	mutex_unlock(&kfdpool_pools_lock);
 	return n;
 }
 
@@ -85,7 +88,9 @@ long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 	size_t copy;
 	bool all;
 
-	if (args->flags || args->pad || args->info_size < ksize ||
+	/* An older caller's element: its first version's fields, at least. */
+	if (args->flags || args->pad ||
+	    args->info_size < offsetofend(struct kfdpool_pool_info, age_ns) ||
 	    args->info_size > KFDPOOL_ELEM_MAX)
 		return -EINVAL;
 	/* Serials are 32-bit: a larger cursor is past every pool. */
@@ -123,32 +128,31 @@ static struct dentry *kfdpool_debugfs_dir;
 
 static int kfdpool_pools_show(struct seq_file *m, void *unused)
 {
+	struct kfdpool_pool_info info;
 	struct kfdpool_pool *pool;
-	unsigned long idx;
+	unsigned long idx = 0;
+	bool ended;
 
-	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported rec_pages persistent owner_fds age_s\n");
-	mutex_lock(&kfdpool_pools_lock);
-	xa_for_each(&kfdpool_pools, idx, pool) {
+	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported persistent owner_fds age_s\n");
+	for (; (pool = kfdpool_pool_next(&idx)); idx++) {
 		mutex_lock(&pool->lock);
-		if (!pool->ended)
-			seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %u %llu\n",
-				   KFDPOOL_ID_LEN, pool->id,
-				   pool->name[0] ? pool->name : "-",
-				   kfdpool_owner_pid(pool),
-				   from_kuid_munged(seq_user_ns(m), pool->uid),
-				   pool->limit, pool->reserved,
-				   pool->reserved_high, pool->used,
-				   pool->used_high, pool->draining,
-				   pool->nr_entries, pool->nr_records,
-				   pool->nr_import_fds, pool->imported,
-				   pool->records.nr_pages,
-				   !!(pool->flags & KFDPOOL_POOL_PERSIST),
-				   pool->nr_owners,
-				   div_u64(ktime_get_boottime_ns() -
-					   pool->created, NSEC_PER_SEC));
+		ended = pool->ended;
+		if (!ended)
+			kfdpool_info_fill(pool, &info);
 		mutex_unlock(&pool->lock);
+		kfdpool_pool_put(pool);
+		if (ended)
+			continue;
+		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %llu\n",
+			   KFDPOOL_ID_LEN, info.id, info.name[0] ? info.name : "-",
+			   info.owner_pid, info.uid, info.limit,
+			   info.reserved_bytes, info.reserved_high,
+			   info.used_bytes, info.used_high, info.draining_bytes,
+			   info.entries, info.records, info.import_fds,
+			   info.imported_bytes,
+			   !!(info.flags & KFDPOOL_POOL_PERSIST), info.owner_fds,
+			   div_u64(info.age_ns, NSEC_PER_SEC));
 	}
-	mutex_unlock(&kfdpool_pools_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);

@@ -17,16 +17,6 @@
 
 #include "kfdpool.h"
 
-unsigned long kfdpool_global_limit;
-module_param_named(global_limit, kfdpool_global_limit, ulong, 0644);
-MODULE_PARM_DESC(global_limit,
-		 "Bytes all pools together may pin (0: no limit)");
-
-unsigned long kfdpool_user_limit;
-module_param_named(user_limit, kfdpool_user_limit, ulong, 0644);
-MODULE_PARM_DESC(user_limit,
-		 "Bytes the pools of one user, and of the user namespaces it owns, may pin (0: no limit)");
-
 unsigned long kfdpool_default_pool_limit;
 module_param_named(default_pool_limit, kfdpool_default_pool_limit, ulong,
 		   0644);
@@ -49,14 +39,15 @@ MODULE_PARM_DESC(allow_any_handles,
 		 "Allow pool handles of policy ANY, which admit anyone holding the handle (default: no)");
 
 /*
- * Persistent pools stay with no process (persist.c): a user keeps few, and
- * the bytes they pin are capped besides RLIMIT_MEMLOCK and user_limit.
+ * Persistent pools stay with no process (persist.c), so they are the
+ * operator's choice: none unless enabled, then few per user, their bytes
+ * capped besides RLIMIT_MEMLOCK.
  */
-unsigned int kfdpool_max_user_persistent = 4;
+unsigned int kfdpool_max_user_persistent;
 module_param_named(max_user_persistent, kfdpool_max_user_persistent, uint,
 		   0644);
 MODULE_PARM_DESC(max_user_persistent,
-		 "Persistent pools one user, and the user namespaces it owns, may keep (default 4, 0: none)");
+		 "Persistent pools one user, and the user namespaces it owns, may keep (default 0: persistence off)");
 
 unsigned long kfdpool_max_user_persistent_bytes = SZ_1G;
 module_param_named(max_user_persistent_bytes,
@@ -65,9 +56,10 @@ MODULE_PARM_DESC(max_user_persistent_bytes,
 		 "Bytes the entries of one user's persistent pools may hold (default 1 GiB, 0: no limit)");
 
 /*
- * The caller's struct size is in the command number, as for dma-heap: a
- * larger struct is accepted only when its bytes past ours are zero (-E2BIG
- * otherwise, nothing done), and min(caller, kernel) bytes are copied back.
+ * The caller's struct size is in the command number, as for dma-heap and
+ * drm_ioctl(): a smaller struct (an older caller's) is zero-filled, a larger
+ * one is accepted only when its bytes past ours are zero (-E2BIG otherwise,
+ * nothing done), and min(caller, kernel) bytes are copied back.
  */
 long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 			    unsigned long arg,
@@ -92,21 +84,25 @@ long kfdpool_ioctl_dispatch(struct file *file, unsigned int ucmd,
 	usize = _IOC_SIZE(ucmd);
 	if (WARN_ON_ONCE(ksize > sizeof(kdata)))
 		return -ENOTTY;
-	if (usize < ksize)
-		return -EINVAL;
 
 	ret = copy_struct_from_user(kdata, ksize, uarg, usize);
 	if (ret)
 		return ret;
+	usize = min(usize, ksize);
 	/* What cannot be undone must have a place for its answer first. */
-	if (desc->final && copy_to_user(uarg, kdata, ksize))
+	if (desc->final && copy_to_user(uarg, kdata, usize))
 		return -EFAULT;
 	kfdpool_fd_out_init(&fdo);
 	ret = desc->handler(file, idx, kdata, &fdo);
 	if (ret < 0)
 		return ret;
+	/* An fd nobody can be told of is not handed out. */
+	if (fdo.file && fdo.fd_off + sizeof(int) > usize) {
+		kfdpool_fd_abort(&fdo);
+		return -EINVAL;
+	}
 	/* The fd goes live only once everything else reached the caller. */
-	if ((_IOC_DIR(ucmd) & _IOC_READ) && copy_to_user(uarg, kdata, ksize)) {
+	if ((_IOC_DIR(ucmd) & _IOC_READ) && copy_to_user(uarg, kdata, usize)) {
 		kfdpool_fd_abort(&fdo);
 		return -EFAULT;
 	}
@@ -156,20 +152,21 @@ int kfdpool_fd_commit(struct kfdpool_fd_out *fdo, int __user *ufd)
 		fd = -EFAULT;
 	}
 #endif
-	fput(file);
+	/* Undo first: it may need what the file holds. */
 	if (fd < 0 && fdo->undo)
 		fdo->undo(fdo);
+	fput(file);
 	kfdpool_fd_out_init(fdo);
 	return fd;
 }
 
-/* Drop a prepared file, if any, and undo the command. */
+/* Undo the command, then drop a prepared file, if any. */
 void kfdpool_fd_abort(struct kfdpool_fd_out *fdo)
 {
-	if (fdo->file)
-		fput(fdo->file);
 	if (fdo->undo)
 		fdo->undo(fdo);
+	if (fdo->file)
+		fput(fdo->file);
 	kfdpool_fd_out_init(fdo);
 }
 
@@ -188,8 +185,6 @@ static long kfdpool_query(struct file *file, unsigned int nr, void *data,
 	q->features |= KFDPOOL_FEATURE_URING_CMD;
 #endif
 	kfdpool_user_figures(current_user_ns(), current_euid(), q);
-	q->global_limit = READ_ONCE(kfdpool_global_limit);
-	q->user_limit = READ_ONCE(kfdpool_user_limit);
 	q->default_pool_limit = READ_ONCE(kfdpool_default_pool_limit);
 	q->max_entries = READ_ONCE(kfdpool_max_entries);
 	q->max_batch = KFDPOOL_BATCH_MAX;
@@ -223,14 +218,9 @@ static const struct file_operations kfdpool_ctl_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
-/*
- * A fixed minor from the range for local use, so that the module carries
- * the devname: alias and the first open of /dev/kfdpool loads it.
- */
-#define KFDPOOL_MINOR	247
-
+/* Loaded at boot (modules-load.d), not on a first open: a dynamic minor. */
 static struct miscdevice kfdpool_misc = {
-	.minor = KFDPOOL_MINOR,
+	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kfdpool",
 	.fops = &kfdpool_ctl_fops,
 	/* Root only unless a udev rule says otherwise. */
@@ -246,9 +236,6 @@ static int __init kfdpool_init(void)
 		return ret;
 	kfdpool_debugfs_init();
 	ret = misc_register(&kfdpool_misc);
-	if (ret == -EBUSY)
-		pr_err("misc minor %d is taken by another driver\n",
-		       KFDPOOL_MINOR);
 	if (ret)
 		goto err_debugfs;
 	return 0;
@@ -268,7 +255,7 @@ static void __exit kfdpool_exit(void)
 	misc_deregister(&kfdpool_misc);
 	kfdpool_debugfs_exit();
 	kfdpool_rec_cache_exit();
-	kfdpool_limits_exit();
+	kfdpool_users_exit();
 }
 
 module_init(kfdpool_init);
@@ -278,6 +265,4 @@ MODULE_DESCRIPTION("Shareable GPU and host memory pools over dma-buf");
 MODULE_AUTHOR("kfdpool developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(KFDPOOL_VERSION);
-MODULE_ALIAS_MISCDEV(KFDPOOL_MINOR);
-MODULE_ALIAS("devname:kfdpool");
 KFDPOOL_IMPORT_NS_DMA_BUF();

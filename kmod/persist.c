@@ -4,9 +4,10 @@
  * stay pinned and its records importable with no file open, until an owner or
  * an administrator destroys it.  Its user is charged the pool
  * (max_user_persistent) and its entries' bytes (max_user_persistent_bytes).
- * Adoption gives an owner file to such a pool with none open (to its user by
- * owner handle, to an administrator by id), so that two producers never
- * replace each other's entries unknowingly.
+ * Adoption gives an owner file to such a pool with none open (by owner handle
+ * or by id, to its own user or an administrator), so that two producers never
+ * replace each other's entries unknowingly.  As with SysV shm, the pool's uid
+ * can always end or adopt it: nothing a crash leaves needs root.
  */
 #include <linux/capability.h>
 #include <linux/module.h>
@@ -74,33 +75,22 @@ void kfdpool_persist_end(struct kfdpool_pool *pool)
 }
 
 /*
- * The pool of listed id @id, referenced, for an administrator: 0, -EPERM or
- * -ENOENT.  The lock is dropped now and then, not to hold up pool creation.
+ * The pool of id @id, referenced, for its own user or an administrator:
+ * 0, or -ENOENT (none the caller may act on; whether another user's pool
+ * exists is not told).
  */
-static int kfdpool_admin_find(const u8 *id, struct kfdpool_pool **poolp)
+static int kfdpool_find_by_id(const u8 *id, struct kfdpool_pool **poolp)
 {
-	struct kfdpool_pool *pool, *found = NULL;
-	unsigned long idx;
-	unsigned int n = 0;
+	struct kfdpool_pool *pool = kfdpool_pool_find(id);
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	mutex_lock(&kfdpool_pools_lock);
-	xa_for_each(&kfdpool_pools, idx, pool) {
-		if (!memcmp(pool->id, id, KFDPOOL_ID_LEN)) {
-			kref_get(&pool->ref);
-			found = pool;
-			break;
-		}
-		if (++n % KFDPOOL_TEARDOWN_BATCH)
-			continue;
-		mutex_unlock(&kfdpool_pools_lock);
-		cond_resched();
-		mutex_lock(&kfdpool_pools_lock);
+	/* As ipcrm: the pool's own uid, or CAP_SYS_ADMIN, asked last. */
+	if (pool && !uid_eq(pool->uid, current_euid()) &&
+	    !capable(CAP_SYS_ADMIN)) {
+		kfdpool_pool_put(pool);
+		pool = NULL;
 	}
-	mutex_unlock(&kfdpool_pools_lock);
-	*poolp = found;
-	return found ? 0 : -ENOENT;
+	*poolp = pool;
+	return pool ? 0 : -ENOENT;
 }
 
 /*
@@ -152,7 +142,7 @@ long kfdpool_ioctl_pool_adopt(struct file *file, unsigned int nr, void *data,
 	if (args->flags & KFDPOOL_ADOPT_BY_ID) {
 		if (memchr_inv(&args->handle, 0, sizeof(args->handle)))
 			return -EINVAL;
-		ret = kfdpool_admin_find(args->id, &pool);
+		ret = kfdpool_find_by_id(args->id, &pool);
 	} else {
 		if (memchr_inv(args->id, 0, sizeof(args->id)))
 			return -EINVAL;
@@ -195,7 +185,7 @@ long kfdpool_ioctl_pool_destroy_id(struct file *file, unsigned int nr,
 
 	if (args->flags || args->pad)
 		return -EINVAL;
-	ret = kfdpool_admin_find(args->id, &pool);
+	ret = kfdpool_find_by_id(args->id, &pool);
 	if (ret)
 		return ret;
 	kfdpool_pool_end(pool);

@@ -19,26 +19,53 @@
 
 #include "kfdpool.h"
 
-/* Live pools by serial; one found under kfdpool_pools_lock is not freed. */
-DEFINE_MUTEX(kfdpool_pools_lock);
-DEFINE_XARRAY_ALLOC(kfdpool_pools);
+/*
+ * Live pools by serial, which counts creations and is the first 32 bits of
+ * the id: found under RCU, a struct staying for a grace period after its
+ * last reference.
+ */
+DEFINE_XARRAY_ALLOC1(kfdpool_pools);
 static u32 kfdpool_next_serial;
 static atomic64_t kfdpool_file_ids = ATOMIC64_INIT(0);
 
 static const struct file_operations kfdpool_pool_fops;
 
-/* The pool of @serial if its id is @id, with a reference, or NULL. */
-struct kfdpool_pool *kfdpool_pool_find(u32 serial, const u8 *id)
+static u32 kfdpool_id_serial(const u8 *id)
+{
+	u32 serial;
+
+	memcpy(&serial, id, sizeof(serial));
+	return serial;
+}
+
+/* The live pool of id @id, with a reference, or NULL. */
+struct kfdpool_pool *kfdpool_pool_find(const u8 *id)
 {
 	struct kfdpool_pool *pool;
 
-	mutex_lock(&kfdpool_pools_lock);
-	pool = xa_load(&kfdpool_pools, serial);
-	if (pool && !memcmp(pool->id, id, KFDPOOL_ID_LEN))
-		kref_get(&pool->ref);
-	else
+	rcu_read_lock();
+	pool = xa_load(&kfdpool_pools, kfdpool_id_serial(id));
+	if (pool && (memcmp(pool->id, id, KFDPOOL_ID_LEN) ||
+		     !kref_get_unless_zero(&pool->ref)))
 		pool = NULL;
-	mutex_unlock(&kfdpool_pools_lock);
+	rcu_read_unlock();
+	return pool;
+}
+
+/* The live pool of the lowest serial from *@serial on, referenced, or NULL. */
+struct kfdpool_pool *kfdpool_pool_next(unsigned long *serial)
+{
+	struct kfdpool_pool *pool;
+
+	rcu_read_lock();
+	for (;;) {
+		pool = xa_find(&kfdpool_pools, serial, U32_MAX, XA_PRESENT);
+		/* One at its last put is ending: skip it. */
+		if (!pool || kref_get_unless_zero(&pool->ref))
+			break;
+		++*serial;
+	}
+	rcu_read_unlock();
 	return pool;
 }
 
@@ -55,7 +82,7 @@ static void kfdpool_pool_free(struct kref *ref)
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
 	memzero_explicit(pool->nonce_key, sizeof(pool->nonce_key));
-	kfree(pool);
+	kfree_rcu(pool, rcu);
 }
 
 void kfdpool_pool_put(struct kfdpool_pool *pool)
@@ -75,9 +102,7 @@ void kfdpool_pool_end(struct kfdpool_pool *pool)
 	if (ended)
 		return;
 
-	mutex_lock(&kfdpool_pools_lock);
 	xa_erase(&kfdpool_pools, pool->serial);
-	mutex_unlock(&kfdpool_pools_lock);
 
 	mutex_lock(&pool->lock);
 	kfdpool_pool_free_entries(pool);
@@ -204,7 +229,6 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	/* As io_uring decides: a user without it is no denial to audit. */
 	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
 		pool->locked = get_current_cred();
-	get_random_bytes(pool->id, sizeof(pool->id));
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	get_random_bytes(pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));
@@ -213,23 +237,32 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 	pool->flags = args->flags;
 	pool->created = ktime_get_boottime_ns();
 
-	mutex_lock(&kfdpool_pools_lock);
-	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, pool,
+	/* The serial reserved, then the id made, then the pool found. */
+	ret = xa_alloc_cyclic(&kfdpool_pools, &pool->serial, NULL,
 			      XA_LIMIT(1, U32_MAX), &kfdpool_next_serial,
 			      GFP_KERNEL);
-	mutex_unlock(&kfdpool_pools_lock);
 	if (ret < 0) {
 		pool->ended = true;	/* it never began */
 		kfdpool_pool_put(pool);
 		return ret;
 	}
+	memcpy(pool->id, &pool->serial, sizeof(pool->serial));
+	get_random_bytes(pool->id + sizeof(pool->serial),
+			 sizeof(pool->id) - sizeof(pool->serial));
+	xa_store(&kfdpool_pools, pool->serial, pool, GFP_KERNEL);
 	memcpy(args->id, pool->id, sizeof(args->id));
+	memset(&args->owner_handle, 0, sizeof(args->owner_handle));
 	ret = kfdpool_file_prepare(pool, KFDPOOL_MODE_OWNER, fdo,
 				   offsetof(struct kfdpool_pool_create, fd));
-	if (ret)
+	if (ret) {
 		kfdpool_pool_end(pool);
-	else if (pool->flags & KFDPOOL_POOL_PERSIST)
+	} else if (pool->flags & KFDPOOL_POOL_PERSIST) {
 		ret = kfdpool_persist_begin(pool, fdo);
+		/* Its owner handle comes with it: no crash leaves it unadoptable. */
+		if (!ret)
+			kfdpool_handle_make(pool, true, KFDPOOL_HANDLE_POLICY_UID,
+					    0, &args->owner_handle);
+	}
 	/* The file's close ends a pool that could not persist. */
 	if (ret)
 		kfdpool_fd_abort(fdo);

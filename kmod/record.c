@@ -4,8 +4,10 @@
  * pages of 73 (an xarray of slab objects costs more, docs/kernel.md), its lists
  * linking ids, not pointers, for a 56-byte record.  A freed slot keeps its id
  * and is reused first, so a revoked id comes back with a new generation
- * (-ESTALE).  An empty page is freed, but for one spare.  *_prep() checks what
- * needs no lock, *_locked() does the rest under pool->lock: a batch locks once.
+ * (-ESTALE).  An empty page is freed, but for one spare.  A page stays while
+ * one record of it lives, so the user is charged its pages, not only its
+ * records.  *_prep() checks what needs no lock, *_locked() does the rest under
+ * pool->lock: a batch locks once.
  */
 #include <crypto/algapi.h>
 #include <linux/dma-buf.h>
@@ -37,20 +39,25 @@ void kfdpool_rec_cache_exit(void)
 }
 
 /* The pool ended: free the table, live records and all. */
-void kfdpool_rectab_destroy(struct kfdpool_rectab *t)
+void kfdpool_rectab_destroy(struct kfdpool_pool *pool)
 {
+	struct kfdpool_rectab *t = &pool->records;
 	u32 i;
 
-	for (i = 0; i < t->nr_dir; i++)
-		if (t->dir[i].recs)
-			kmem_cache_free(kfdpool_rec_page_cache, t->dir[i].recs);
+	for (i = 0; i < t->nr_dir; i++) {
+		if (!t->dir[i].recs)
+			continue;
+		kmem_cache_free(kfdpool_rec_page_cache, t->dir[i].recs);
+		kfdpool_rec_pages_uncharge(pool->user);
+	}
 	kvfree(t->dir);
 	t->dir = NULL;
 	t->nr_dir = 0;
 	t->nr_pages = 0;
 }
 
-static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
+static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx,
+				   gfp_t gfp)
 {
 	u32 n = max(t->nr_dir * 2, 4u);
 	struct kfdpool_rec_page *dir;
@@ -58,7 +65,7 @@ static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
 	if (idx < t->nr_dir)
 		return 0;
 	n = min_t(u32, n, KFDPOOL_RECTAB_PAGES);
-	dir = kvcalloc(n, sizeof(*dir), GFP_KERNEL_ACCOUNT);
+	dir = kvcalloc(n, sizeof(*dir), gfp);
 	if (!dir)
 		return -ENOMEM;
 	if (t->nr_dir)
@@ -71,10 +78,12 @@ static int kfdpool_rectab_grow_dir(struct kfdpool_rectab *t, u32 idx)
 
 /*
  * Called with no free slot.  An UNPIN freeing its records a batch at a time
- * may leave the table full meanwhile: -ENOSPC, as for a full pool.
+ * may leave the table full meanwhile: -ENOSPC, as for a full pool.  -EDQUOT:
+ * the user's pages are at their cap.
  */
-static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
+static int kfdpool_rectab_add_page(struct kfdpool_pool *pool, gfp_t gfp)
 {
+	struct kfdpool_rectab *t = &pool->records;
 	struct kfdpool_rec *recs;
 	u32 idx = t->hole, i;
 
@@ -82,11 +91,15 @@ static int kfdpool_rectab_add_page(struct kfdpool_rectab *t)
 		idx++;
 	if (idx >= KFDPOOL_RECTAB_PAGES)
 		return -ENOSPC;
-	if (kfdpool_rectab_grow_dir(t, idx))
+	if (kfdpool_rectab_grow_dir(t, idx, gfp))
 		return -ENOMEM;
-	recs = kmem_cache_alloc(kfdpool_rec_page_cache, GFP_KERNEL_ACCOUNT);
-	if (!recs)
+	if (kfdpool_rec_pages_charge(pool->user))
+		return -EDQUOT;
+	recs = kmem_cache_alloc(kfdpool_rec_page_cache, gfp);
+	if (!recs) {
+		kfdpool_rec_pages_uncharge(pool->user);
 		return -ENOMEM;
+	}
 	/* The free list is empty: it becomes the page's slots, in order. */
 	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++) {
 		recs[i].entry = NULL;
@@ -141,14 +154,16 @@ static void kfdpool_reclist_del(struct kfdpool_rectab *t, u32 *head,
 }
 
 /* A free slot for a new record (live once its entry is set), or ERR_PTR. */
-static struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t)
+static struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_pool *pool,
+					      gfp_t gfp)
 {
+	struct kfdpool_rectab *t = &pool->records;
 	struct kfdpool_rec_page *page;
 	struct kfdpool_rec *rec;
 	int ret;
 
 	if (!t->free) {
-		ret = kfdpool_rectab_add_page(t);
+		ret = kfdpool_rectab_add_page(pool, gfp);
 		if (ret)
 			return ERR_PTR(ret);
 	}
@@ -161,23 +176,26 @@ static struct kfdpool_rec *kfdpool_rectab_get(struct kfdpool_rectab *t)
 }
 
 /* Give back @page, none of whose records is live. */
-static void kfdpool_rectab_free_page(struct kfdpool_rectab *t,
+static void kfdpool_rectab_free_page(struct kfdpool_pool *pool,
 				     struct kfdpool_rec_page *page)
 {
+	struct kfdpool_rectab *t = &pool->records;
 	u32 i, idx = page - t->dir;
 
 	for (i = 0; i < KFDPOOL_RECS_PER_PAGE; i++)
 		kfdpool_reclist_del(t, &t->free, &page->recs[i]);
 	kmem_cache_free(kfdpool_rec_page_cache, page->recs);
+	kfdpool_rec_pages_uncharge(pool->user);
 	page->recs = NULL;
 	t->nr_pages--;
 	t->hole = min(t->hole, idx);
 }
 
 /* Free the slot of live record @rec. */
-static void kfdpool_rectab_put(struct kfdpool_rectab *t,
+static void kfdpool_rectab_put(struct kfdpool_pool *pool,
 			       struct kfdpool_rec *rec)
 {
+	struct kfdpool_rectab *t = &pool->records;
 	struct kfdpool_rec_page *page = kfdpool_rectab_page(t, rec);
 
 	rec->entry = NULL;
@@ -188,7 +206,7 @@ static void kfdpool_rectab_put(struct kfdpool_rectab *t,
 		t->spare = page - t->dir;
 		return;
 	}
-	kfdpool_rectab_free_page(t, page);
+	kfdpool_rectab_free_page(pool, page);
 }
 
 /* The live record of id @id, from user space, or NULL. */
@@ -216,7 +234,7 @@ void kfdpool_recs_put(struct kfdpool_pool *pool, u32 *dead, unsigned int n)
 	while (n-- && *dead) {
 		rec = kfdpool_rectab_slot(&pool->records, *dead);
 		*dead = rec->next;
-		kfdpool_rectab_put(&pool->records, rec);
+		kfdpool_rectab_put(pool, rec);
 	}
 }
 
@@ -265,7 +283,7 @@ static void kfdpool_rec_free(struct kfdpool_pool *pool,
 		pool->used -= entry->size;
 	pool->nr_records--;
 	kfdpool_records_uncharge(pool->user, 1);
-	kfdpool_rectab_put(&pool->records, rec);
+	kfdpool_rectab_put(pool, rec);
 }
 
 static int kfdpool_rec_precheck(struct kfdpool_pool *pool,
@@ -311,7 +329,8 @@ int kfdpool_export_prep(struct kfdpool_file *pf,
 	return 0;
 }
 
-int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
+int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e,
+			  gfp_t gfp)
 {
 	struct kfdpool_pool *pool = pf->pool;
 	struct kfdpool_record_fmt *f;
@@ -329,7 +348,7 @@ int kfdpool_export_locked(struct kfdpool_file *pf, struct kfdpool_export *e)
 	ret = kfdpool_records_charge(pool->user);
 	if (ret)
 		return ret;
-	rec = kfdpool_rectab_get(&pool->records);
+	rec = kfdpool_rectab_get(pool, gfp);
 	if (IS_ERR(rec)) {
 		kfdpool_records_uncharge(pool->user, 1);
 		return PTR_ERR(rec);

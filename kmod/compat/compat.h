@@ -83,6 +83,29 @@ static inline int kfdpool_uring_cmd_result(struct io_uring_cmd *cmd, int ret,
 	return ret;
 #endif
 }
+
+/*
+ * -EAGAIN from a nonblocking issue has io_uring issue the command again from
+ * io-wq, with ->sqe.  6.1 and 6.14 on point it at their copy of the SQE.
+ * 6.10 to 6.13 copy the SQE into the command's async data then, but leave
+ * ->sqe pointing into the SQ ring, which user space may have refilled by the
+ * time io-wq gets to it: point it at the copy as later kernels do.
+ */
+static inline int kfdpool_uring_cmd_again(struct io_uring_cmd *cmd)
+{
+#if defined(KFDPOOL_HAVE_URING_CMD_H) && \
+	!defined(KFDPOOL_HAVE_URING_CMD_DATA) && \
+	!defined(IORING_URING_CMD_REISSUE)
+	struct io_kiocb *req = cmd_to_io_kiocb(cmd);
+
+	if ((req->flags & REQ_F_ASYNC_DATA) && cmd->sqe != req->async_data) {
+		memcpy(req->async_data, cmd->sqe,
+		       2 * sizeof(struct io_uring_sqe));
+		cmd->sqe = req->async_data;
+	}
+#endif
+	return -EAGAIN;
+}
 #endif /* KFDPOOL_HAVE_URING */
 
 #ifndef KFDPOOL_HAVE_RB_ADD

@@ -18,7 +18,7 @@
 #define KFDPOOL_RECORD_SIZE	64
 #define KFDPOOL_HANDLE_SIZE	64
 
-/* Handle types, as hipMemAllocationHandleType numbers them. */
+/* How a pool may be shared: an fd, or handle bytes (KFDPOOL_IOC_HANDLE_EXPORT). */
 #define KFDPOOL_HANDLE_TYPE_FD		0x1
 #define KFDPOOL_HANDLE_TYPE_FABRIC	0x8
 #define KFDPOOL_HANDLE_TYPES_ALL \
@@ -34,7 +34,6 @@
  *
  * A record grants whoever presents it on an fd of its pool the whole
  * dma-buf of the entry it was made in, whatever its offset and size.
- * This is hipMemPoolPtrExportData.
  */
 struct kfdpool_record {
 	__u8 data[KFDPOOL_RECORD_SIZE];
@@ -58,16 +57,16 @@ struct kfdpool_pool_handle {
  * struct kfdpool_query - KFDPOOL_IOC_QUERY: the module's limits and figures
  * @abi_version: KFDPOOL_ABI_VERSION
  * @features: KFDPOOL_FEATURE_* bits
- * @global_limit: bytes all pools may pin together, 0 for no limit
- * @user_limit: bytes the pools of one user may pin, 0 for no limit
+ * @global_limit: 0 (no longer used)
+ * @user_limit: 0 (no longer used)
  * @default_pool_limit: limit of a pool created with limit 0 and the
  *	largest a pool may ask for, 0 for neither
  * @max_entries: entries one pool may hold
  * @max_batch: elements one batch may hold
  * @max_records: live records one pool may hold
  * @max_user_records: live records one user's pools may hold, 0 for no limit
- * @global_pinned: bytes pinned now, each dma-buf once
- * @user_pinned: bytes charged now to the caller's user, each dma-buf once
+ * @global_pinned: 0 (no longer used)
+ * @user_pinned: 0 (no longer used)
  * @user_records: live records charged now to the caller's user
  * @pad: must be 0
  * @max_user_persistent: persistent pools one user may keep, 0 for none
@@ -108,7 +107,10 @@ struct kfdpool_query {
  * @name: NUL-terminated name of printable ASCII without spaces
  * @fd: returns the pool's owner fd
  * @pad: must be 0
- * @id: returns the pool's 128-bit random id
+ * @id: returns the pool's 128-bit id: its serial (the first 32 bits,
+ *	counting creations) and 96 random bits
+ * @owner_handle: returns, for a persistent pool, an owner handle that
+ *	admits the caller's euid; zero otherwise
  */
 struct kfdpool_pool_create {
 	__u64 limit;
@@ -118,6 +120,7 @@ struct kfdpool_pool_create {
 	__s32 fd;
 	__u32 pad;
 	__u8 id[KFDPOOL_ID_LEN];
+	struct kfdpool_pool_handle owner_handle;
 };
 
 /* Who may import a pool handle. */
@@ -443,7 +446,7 @@ struct kfdpool_alloc {
 	__u32 pad;
 };
 
-/* kfdpool_pool_adopt.flags: adopt the pool of @id (CAP_SYS_ADMIN) */
+/* kfdpool_pool_adopt.flags: adopt the pool of @id (its uid or CAP_SYS_ADMIN) */
 #define KFDPOOL_ADOPT_BY_ID	0x1
 
 /**
@@ -463,7 +466,7 @@ struct kfdpool_pool_adopt {
 
 /**
  * struct kfdpool_pool_destroy_id - KFDPOOL_IOC_POOL_DESTROY_ID: end a pool
- *	by id (CAP_SYS_ADMIN)
+ *	by id (its uid or CAP_SYS_ADMIN)
  * @id: the pool's id
  * @flags: must be 0
  * @pad: must be 0
