@@ -70,11 +70,13 @@ all: lib
 # directory link), as it does for M=$$PWD and dkms builds; kmod/compat/
 # holds the shims they select.
 KSRCS := $(wildcard $(SRC)/kmod/*.c $(SRC)/kmod/*.h)
+# The uapi header the module is built against (tools/abi-grow: another).
+KMOD_UAPI ?= $(SRC)/uapi
 modules:
 	@mkdir -p $(KOUT)/kmod
 	@ln -sfn $(SRC)/Kbuild $(KOUT)/Kbuild
 	@ln -sfn $(SRC)/dkms.conf $(KOUT)/dkms.conf
-	@ln -sfn $(SRC)/uapi $(KOUT)/uapi
+	@ln -sfn $(KMOD_UAPI) $(KOUT)/uapi
 	@ln -sfn $(SRC)/kmod/probes $(KOUT)/kmod/probes
 	@ln -sfn $(SRC)/kmod/compat $(KOUT)/kmod/compat
 	@for f in $(KSRCS); do ln -sfn $$f $(KOUT)/kmod/; done
