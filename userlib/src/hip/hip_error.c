@@ -120,8 +120,8 @@ KFDPOOL_EXPORT hipError_t kfdpoolErrnoToHip(int err)
 	case -ENAMETOOLONG:
 		return hipErrorInvalidValue;
 	case -ENOMEM:
-	case -ENOSPC:		/* pool, global limit or entry cap */
-	case -EDQUOT:		/* per-user limit */
+	case -ENOSPC:		/* pool limit, entry or record cap */
+	case -EDQUOT:		/* a per-user bound (hip_quota.c) */
 	case -EMFILE:		/* out of fds */
 	case -ENFILE:
 	case -E2BIG:		/* larger than the backend allows (udmabuf) */

@@ -54,6 +54,10 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 hipError_t kp_device_backend(const struct kp_runtime *rt,
 			     const struct kp_backend **be);
 hipError_t kp_ctl_or_err(int *fd, uint32_t *features);
+
+/* hip_quota.c: which per-user bound an EDQUOT was, on stderr once. */
+enum kp_quota { KP_QUOTA_POOL, KP_QUOTA_BYTES, KP_QUOTA_RECORDS };
+void kp_say_quota(enum kp_quota what, uint64_t size);
 /* hip_error.c: one line on stderr (once) saying why /dev/kfdpool could not
  * be opened (-errno @err). */
 void kp_say_ctl_error(int err);

@@ -419,6 +419,8 @@ static hipError_t export_pointers(
 				kfdpool_revoke(pool->fd, &ops[k].record);
 				st = -ENOMEM;
 			}
+			if (st == -EDQUOT)
+				kp_say_quota(KP_QUOTA_RECORDS, 0);
 			e = kfdpoolErrnoToHip(st);
 			if (results)
 				results[idx[k]] = e;

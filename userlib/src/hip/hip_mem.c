@@ -85,6 +85,9 @@ static hipError_t malloc_from_pool(void **dev_ptr, size_t size,
 	kp_pool_put(pool);
 	if (!ret)
 		return hipSuccess;
+	/* Only a persistent pool's bytes are bound per user. */
+	if (ret == -EDQUOT)
+		kp_say_quota(KP_QUOTA_BYTES, size);
 	return ret == -ENOSPC || ret == -EDQUOT ? hipErrorOutOfMemory :
 	       kp_hip_of(ret);
 }

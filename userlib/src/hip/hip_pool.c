@@ -348,6 +348,8 @@ hipError_t kp_pool_create(hipMemPool_t *mem_pool,
 				       (uint32_t)pool_props->handleTypes,
 				       flags, name, id);
 	pthread_mutex_unlock(&kp_mu);
+	if (fd == -EDQUOT)
+		kp_say_quota(KP_QUOTA_POOL, pool_props->maxSize);
 	if (fd < 0)
 		return kfdpoolErrnoToHip(fd);
 	err = kp_owner_pool_new(fd, id, pool_props, be, dev, busid, mem_pool);
