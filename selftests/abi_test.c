@@ -5,7 +5,8 @@
  * one whose extra bytes are zero is served as the kernel's own; one with any
  * extra byte set is refused with E2BIG (per element for batches) and does
  * nothing; an io_uring payload's bytes past the caller's struct must be
- * zero (EINVAL).  Smaller than the first version: EINVAL.
+ * zero (EINVAL).  An older caller's smaller struct is served as if
+ * zero-filled, and nothing is written past it.
  */
 #include <liburing.h>
 
@@ -464,11 +465,35 @@ static int uring1(struct io_uring *ring, int fd, __u32 op,
  * For command @op whose payload is @len bytes here (@p, valid): every byte
  * past it non-zero is refused (EINVAL); a caller size of @len + EXTRA with
  * a set extra byte is refused (E2BIG) and so is one past it (EINVAL); sizes
- * below @len or above 80 are refused (EINVAL); and the larger size with a
+ * above 80 are refused (EINVAL); and the larger size with a
  * zero tail is served: the result is returned for the caller to check.
  * @probe reads state that a refused command must leave alone.
  */
-#define CHECK_PAYLOAD(fd, op, p, len, probe, res)				do {										__u32 big_ = resized(op, (len) + EXTRA);				long long before_ = (probe);						int b_;																		for (b_ = (len); b_ < CMD_PAYLOAD; b_++)					EXPECT_EQ(-EINVAL, uring1(&self->ring, fd, op, &p, 						  len, b_))						TH_LOG(#op ": byte %d", b_);				for (b_ = (len); b_ < (len) + EXTRA; b_++)					EXPECT_EQ(-E2BIG, uring1(&self->ring, fd, big_, &p, 						 len, b_))						TH_LOG(#op " + %d: byte %d", EXTRA, b_); 		for (b_ = (len) + EXTRA; b_ < CMD_PAYLOAD; b_++)				EXPECT_EQ(-EINVAL, uring1(&self->ring, fd, big_, &p, 						  len, b_))						TH_LOG(#op " + %d: byte %d", EXTRA, b_); 		EXPECT_EQ(-EINVAL, uring1(&self->ring, fd,							  resized(op, (len) - 1), &p,						  len, -1));					EXPECT_EQ(-EINVAL, uring1(&self->ring, fd,							  resized(op, CMD_PAYLOAD + 8), 					  &p, len, -1));				EXPECT_EQ(before_, (probe))							TH_LOG(#op ": a refused command did something"); 		res = uring1(&self->ring, fd, big_, &p, len, -1);		} while (0)
+#define CHECK_PAYLOAD(fd, op, p, len, probe, res)			\
+	do {								\
+		__u32 big_ = resized(op, (len) + EXTRA);		\
+		long long before_ = (probe);				\
+		int b_;							\
+									\
+		for (b_ = (len); b_ < CMD_PAYLOAD; b_++)		\
+			EXPECT_EQ(-EINVAL, uring1(&self->ring, fd, op, &p, \
+						  len, b_))		\
+				TH_LOG(#op ": byte %d", b_);		\
+		for (b_ = (len); b_ < (len) + EXTRA; b_++)		\
+			EXPECT_EQ(-E2BIG, uring1(&self->ring, fd, big_, &p, \
+						 len, b_))		\
+				TH_LOG(#op " + %d: byte %d", EXTRA, b_); \
+		for (b_ = (len) + EXTRA; b_ < CMD_PAYLOAD; b_++)	\
+			EXPECT_EQ(-EINVAL, uring1(&self->ring, fd, big_, &p, \
+						  len, b_))		\
+				TH_LOG(#op " + %d: byte %d", EXTRA, b_); \
+		EXPECT_EQ(-EINVAL, uring1(&self->ring, fd,		\
+					  resized(op, CMD_PAYLOAD + 8),	\
+					  &p, len, -1));		\
+		EXPECT_EQ(before_, (probe))				\
+			TH_LOG(#op ": a refused command did something"); \
+		res = uring1(&self->ring, fd, big_, &p, len, -1);	\
+	} while (0)
 
 TEST_F(abi, uring_payloads)
 {
@@ -546,27 +571,82 @@ TEST_F(abi, uring_payloads)
 	EXPECT_EQ(0, stats_of(pool).records);
 }
 
-/*
- * Every struct of this ABI is its first version: one byte less is
- * EINVAL, nothing done.
- */
-static void first_version(struct __test_metadata *_metadata, int fd,
-			  unsigned long cmd)
+/* The open fds of this process. */
+static int fd_count(void)
 {
-	unsigned char buf[256];
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
 
-	memset(buf, 0, sizeof(buf));
-	EXPECT_EQ(0, kfd_ioctl(fd, cmd, buf));
-	memset(buf, 0, sizeof(buf));
-	EXPECT_EQ(-EINVAL, kfd_ioctl(fd, resized(cmd, _IOC_SIZE(cmd) - 1),
-				     buf));
-	EXPECT_EQ(0, buf[0]);
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
-TEST_F(abi, first_versions)
+/*
+ * Older callers: a struct smaller than the kernel's is served as if
+ * zero-filled, and only its own bytes are written back; a command whose
+ * fd would land past the caller's struct hands none out (EINVAL) and is
+ * undone.
+ */
+TEST_F(abi, older_callers)
 {
-	first_version(_metadata, self->ctl, KFDPOOL_IOC_QUERY);
-	first_version(_metadata, self->s.pool, KFDPOOL_IOC_POOL_STATS);
+	struct {
+		struct kfdpool_pool_create c;
+		unsigned char guard[8];
+	} big;
+	size_t v0 = offsetof(struct kfdpool_pool_create, owner_handle);
+	struct kfdpool_pool_stats st;
+	int pools, fds;
+
+	/* POOL_CREATE as ABI 2's first binaries call it. */
+	memset(&big, 0xee, sizeof(big));
+	memset(&big.c, 0, v0);
+	strcpy(big.c.name, "abi-old");
+	ASSERT_EQ(0, ioctl(self->ctl, resized(KFDPOOL_IOC_POOL_CREATE, v0),
+			   &big));
+	EXPECT_LE(0, big.c.fd);
+	EXPECT_NE(0, big.c.id[0] | big.c.id[1] | big.c.id[15]);
+	EXPECT_EQ(0xee, ((unsigned char *)&big)[v0]);
+	EXPECT_EQ(0xee, big.guard[7]);
+	ASSERT_EQ(0, kfd_stats(big.c.fd, &st));
+	EXPECT_EQ(0, memcmp(st.id, big.c.id, KFDPOOL_ID_LEN));
+	close(big.c.fd);
+
+	/* Too small to be told the fd: none handed out, nothing made. */
+	pools = kfd_pool_count();
+	fds = fd_count();
+	memset(&big, 0, sizeof(big));
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->ctl,
+				     resized(KFDPOOL_IOC_POOL_CREATE,
+					     offsetof(struct kfdpool_pool_create,
+						      fd)), &big));
+	EXPECT_EQ(pools, kfd_pool_count());
+	EXPECT_EQ(fds, fd_count());
+
+	/* A QUERY of none of its bytes: served, nothing written. */
+	memset(&st, 0xee, sizeof(st));
+	EXPECT_EQ(0, kfd_ioctl(self->ctl, resized(KFDPOOL_IOC_QUERY, 0), &st));
+	EXPECT_EQ(0xee, ((unsigned char *)&st)[0]);
+
+}
+
+/* An io_uring payload without its tail: its fields read as 0. */
+TEST_F(abi, older_uring_payload)
+{
+	struct kfdpool_release rel = {};
+	int res;
+
+	if (!self->ring_ok)
+		SKIP(return, "%s", kfd_uring_skip_reason(self->ring_err));
+	rel.entry_id = self->s.entry[0];
+	res = uring1(&self->ring, self->s.imp,
+		     resized(KFDPOOL_URING_RELEASE,
+			     offsetof(struct kfdpool_release, status)),
+		     &rel, offsetof(struct kfdpool_release, status), -1);
+	EXPECT_EQ(-ENOENT, res);
 }
 
 TEST_HARNESS_MAIN

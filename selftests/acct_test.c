@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Accounting: a dma-buf pinned in many pools, or by two users, is charged
- * once to the global figure and once per user; users of a user namespace
- * are charged to its owner too, so a namespace gives no fresh quota;
- * default_pool_limit is a cap; an entry is uncharged when it is freed and
- * a pool ends with its last owner fd; used bytes count the entries that
- * have records; live records are capped per user.  Memory ALLOC made is
- * charged once and uncharged by its dma-buf's release.
+ * Accounting: default_pool_limit is a cap; an entry stops counting against
+ * its pool when it is unpinned and a pool ends with its last owner fd; used
+ * bytes count the entries that have records; live records are capped per
+ * user, and users of a user namespace are charged to its owner too, so a
+ * namespace gives no fresh quota.  Bytes themselves are bounded by the
+ * kernel's limits (hostmem tests: RLIMIT_MEMLOCK, memcg).
  */
 #include <grp.h>
 #include <sched.h>
@@ -24,7 +23,7 @@
 #define KFD_USERS	"/sys/kernel/debug/kfdpool/users"
 
 static const char *const params[] = {
-	"global_limit", "user_limit", "default_pool_limit", "max_user_records",
+	"default_pool_limit", "max_user_records",
 };
 #define NPARAMS	(sizeof(params) / sizeof(params[0]))
 
@@ -127,13 +126,9 @@ static int query_as(uid_t uid, struct kfdpool_query *q)
 	return st;
 }
 
-/*
- * A user's line in debugfs "users" at namespace level @level: pinned bytes
- * (@col 0) or records (@col 1); -1 when the user has no line.
- */
-static long long user_figure(int level, unsigned int uid, int col)
+/* A user's live records in debugfs "users" at namespace level @level. */
+static long long user_records(int level, unsigned int uid)
 {
-	unsigned long long pinned;
 	unsigned int ns, u, owner;
 	char line[256];
 	long long v = -1;
@@ -146,11 +141,11 @@ static long long user_figure(int level, unsigned int uid, int col)
 		return -2;
 	while (fgets(line, sizeof(line), f)) {
 		if (line[0] == '#' ||
-		    sscanf(line, "%u %d %u %u %llu %ld", &ns, &lvl, &u, &owner,
-			   &pinned, &records) != 6)
+		    sscanf(line, "%u %d %u %u %ld", &ns, &lvl, &u, &owner,
+			   &records) != 5)
 			continue;
 		if (lvl == level && u == uid) {
-			v = col ? records : (long long)pinned;
+			v = records;
 			break;
 		}
 	}
@@ -158,110 +153,10 @@ static long long user_figure(int level, unsigned int uid, int col)
 	return v;
 }
 
-/* One dma-buf pinned in many pools counts once, globally and per user. */
-TEST_F(acct, dmabuf_in_many_pools_charged_once)
-{
-	struct kfdpool_pool_stats st;
-	struct kfdpool_query q;
-	int pools[16], e[16], i;
-
-	for (i = 0; i < 8; i++) {
-		pools[i] = kfd_pool_new("many");
-		ASSERT_LE(0, pools[i]);
-		e[i] = kfd_pin(pools[i], self->s.buf[0], i);
-		ASSERT_LT(0, e[i]);
-		ASSERT_EQ(0, kfd_query(&q));
-		EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-		EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-		/* A pool's own figure counts its own entries. */
-		ASSERT_EQ(0, kfd_stats(pools[i], &st));
-		EXPECT_EQ(SZ, st.reserved_bytes);
-	}
-	/* Room for one buffer: pinning it again anywhere still fits. */
-	ASSERT_EQ(0, kfd_param_set("global_limit",
-				   self->q0.global_pinned + SZ));
-	for (i = 8; i < 16; i++) {
-		pools[i] = kfd_pool_new("many");
-		ASSERT_LE(0, pools[i]);
-		e[i] = kfd_pin(pools[i], self->s.buf[0], i);
-		EXPECT_LT(0, e[i]);
-	}
-	EXPECT_EQ(-ENOSPC, kfd_pin(pools[0], self->s.buf[1], 0));
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-
-	/* The charge stays until the last entry goes. */
-	for (i = 0; i < 15; i++) {
-		if (i & 1)
-			EXPECT_EQ(0, kfd_unpin(pools[i], e[i], NULL));
-		close(pools[i]);
-	}
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-	close(pools[15]);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
-}
-
-/* Two users pinning one dma-buf: each is charged once, globally once. */
-TEST_F(acct, two_users_one_dmabuf)
-{
-	struct kfdpool_query q;
-	int pa, pa2, pb, ea, eb;
-
-	pa = pool_as(UID_A, "a");
-	pa2 = pool_as(UID_A, "a2");
-	pb = pool_as(UID_B, "b");
-	ASSERT_LE(0, pa);
-	ASSERT_LE(0, pa2);
-	ASSERT_LE(0, pb);
-	/* The pools' creators are charged, whoever pins through the fd. */
-	ea = kfd_pin(pa, self->s.buf[0], 0);
-	ASSERT_LT(0, ea);
-	ASSERT_LT(0, kfd_pin(pa2, self->s.buf[0], 0));
-	eb = kfd_pin(pb, self->s.buf[0], 0);
-	ASSERT_LT(0, eb);
-
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
-	ASSERT_EQ(0, query_as(UID_A, &q));
-	EXPECT_EQ(SZ, q.user_pinned);
-	ASSERT_EQ(0, query_as(UID_B, &q));
-	EXPECT_EQ(SZ, q.user_pinned);
-	if (user_figure(0, 0, 0) != -2) {
-		EXPECT_EQ(SZ, user_figure(0, UID_A, 0));
-		EXPECT_EQ(SZ, user_figure(0, UID_B, 0));
-	}
-
-	/* Each user's limit sees its own charge. */
-	ASSERT_EQ(0, kfd_param_set("user_limit", SZ));
-	EXPECT_EQ(-EDQUOT, kfd_pin(pa, self->s.buf[1], 0));
-	EXPECT_EQ(-EDQUOT, kfd_pin(pb, self->s.buf[1], 0));
-	ASSERT_EQ(0, kfd_param_set("user_limit", 0));
-
-	/* B lets go: A stays charged, the buffer still counts once. */
-	ASSERT_EQ(0, kfd_unpin(pb, eb, NULL));
-	ASSERT_EQ(0, query_as(UID_B, &q));
-	EXPECT_EQ(0, q.user_pinned);
-	ASSERT_EQ(0, query_as(UID_A, &q));
-	EXPECT_EQ(SZ, q.user_pinned);
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	close(pa);
-	close(pa2);
-	close(pb);
-	ASSERT_EQ(0, query_as(UID_A, &q));
-	EXPECT_EQ(0, q.user_pinned);
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(-1, user_figure(0, UID_A, 0));
-}
-
 /*
  * A user who creates a user namespace and becomes root of it (another
- * kernel uid) gets no fresh quota: the namespace's users are charged to
- * its owner as well, for bytes and for records.
+ * kernel uid) gets no fresh quota: the namespace's users' records are
+ * charged to its owner as well.
  */
 TEST_F(acct, userns_gives_no_fresh_quota)
 {
@@ -276,7 +171,6 @@ TEST_F(acct, userns_gives_no_fresh_quota)
 		fputs("1", f);
 		fclose(f);
 	}
-	ASSERT_EQ(0, kfd_param_set("user_limit", SZ));
 	ASSERT_EQ(0, kfd_param_set("max_user_records", 4));
 	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
@@ -305,16 +199,12 @@ TEST_F(acct, userns_gives_no_fresh_quota)
 		/* Root of the namespace: kernel uid 100000, not UID_A. */
 		if (setresuid(0, 0, 0))
 			_exit(15);
-		if (kfd_query(&q) || q.user_pinned || q.user_records)
+		if (kfd_query(&q) || q.user_records)
 			_exit(16);
 		p2 = kfd_pool_new("inner");
 		if (p2 < 0)
 			_exit(17);
-		/* Its owner's level is full: no new bytes... */
-		if (kfd_pin(p2, self->s.buf[1], 0) != -EDQUOT)
-			_exit(18);
-		/* ...but what the owner pins already costs it nothing more. */
-		e2 = kfd_pin(p2, self->s.buf[0], 0);
+		e2 = kfd_pin(p2, self->s.buf[1], 0);
 		if (e2 <= 0)
 			_exit(19);
 		/* Records: the owner's three and one here reach the cap of 4. */
@@ -322,8 +212,8 @@ TEST_F(acct, userns_gives_no_fresh_quota)
 			_exit(20);
 		if (kfd_export(p2, e2, 0, 4096, &r) != -EDQUOT)
 			_exit(21);
-		if (kfd_query(&q) || q.user_pinned != SZ ||
-		    q.user_records != 1 || q.max_user_records != 4)
+		if (kfd_query(&q) || q.user_records != 1 ||
+		    q.max_user_records != 4)
 			_exit(22);
 		/* The refusal at the owner's level undid it there too. */
 		if (kfd_revoke(p2, &r) || kfd_export(p2, e2, 0, 4096, &r))
@@ -397,16 +287,14 @@ TEST_F(acct, default_pool_limit_is_a_cap)
 
 /*
  * An importer that released its import but kept the dma-buf fd: UNPIN
- * frees the entry at once, whatever fds of it are open: the pool's limit,
- * the user and the global figure are charged no longer, and the importer's
- * memory stays valid.
+ * frees the entry at once, whatever fds of it are open: the pool's limit
+ * is charged no longer, and the importer's memory stays valid.
  */
 TEST_F(acct, unpinned_entry_freed_at_once)
 {
 	struct kfdpool_pool_stats st;
 	struct kfdpool_record rec;
 	struct kfdpool_import imp;
-	struct kfdpool_query q;
 	int ctl, p, ip, e;
 	__u32 draining = 1;
 
@@ -432,9 +320,6 @@ TEST_F(acct, unpinned_entry_freed_at_once)
 	EXPECT_EQ(0, st.entries);
 	EXPECT_EQ(0, st.reserved_bytes);
 	EXPECT_EQ(0, st.draining_bytes);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
 	/* The pool's limit is free again. */
 	EXPECT_LT(0, kfd_pin(p, self->s.buf[1], 0));
 	/* What the importer holds is its own. */
@@ -480,12 +365,10 @@ TEST_F(acct, pool_ends_with_last_owner_fd)
 	close(self->s.buf[0]);
 	self->s.buf[0] = -1;
 	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
+	EXPECT_EQ(self->q0.user_records + 1, q.user_records);
 
 	close(p);
 	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
 	EXPECT_EQ(self->q0.user_records, q.user_records);
 	EXPECT_EQ(-ENODEV, kfd_stats(ip, &st));
 	EXPECT_EQ(-ENODEV, kfd_import(ip, &rec, KFDPOOL_IMPORT_VALIDATE, NULL));
@@ -590,6 +473,8 @@ TEST_F(acct, records_capped_per_user)
 	EXPECT_EQ(-EDQUOT, kfd_export(pa, ea, 0, SZ, &r));
 	ASSERT_EQ(0, kfd_query(&q));
 	EXPECT_EQ(self->q0.user_records + 100, q.user_records);
+	if (user_records(0, getuid()) != -2)
+		EXPECT_EQ(q.user_records, user_records(0, getuid()));
 
 	/* Per element in a batch. */
 	memset(ex, 0, sizeof(ex));
@@ -637,156 +522,52 @@ TEST_F(acct, records_capped_per_user)
 	EXPECT_EQ(self->q0.user_records, q.user_records);
 }
 
-/* A new pool of the caller's, no limit of its own, fd handles. */
-static int acct_pool(const char *name)
-{
-	int ctl, p;
-
-	ctl = kfd_open();
-	if (ctl < 0)
-		return ctl;
-	p = kfd_pool_create(ctl, 0, name, KFDPOOL_HANDLE_TYPE_FD, NULL);
-	close(ctl);
-	return p;
-}
-
 /*
- * ALLOC's memory is charged as a pin is: once, however many pools of the
- * user pin it; the global and per-user limits refuse it as they refuse a
- * pin.
+ * A live record keeps its page of the record table (73 records): records
+ * alone would let a user who exports a page and revokes all but one, pool
+ * after pool, hold a page per record.  The pages are capped per user too,
+ * at twice what max_user_records full records need.
  */
-TEST_F(acct, alloc_charged_once)
+#define RPP	73
+
+TEST_F(acct, record_pages_capped_per_user)
 {
+	struct kfdpool_record r[RPP], more;
 	struct kfdpool_query q;
-	int pa, pb, fd, eb;
-	__u32 ea;
-
-	if (!hm_supported())
-		SKIP(return, "no KFDPOOL_IOC_ALLOC");
-	pa = acct_pool("alloc-a");
-	pb = acct_pool("alloc-b");
-	ASSERT_LE(0, pa);
-	ASSERT_LE(0, pb);
-	fd = hm_alloc(pa, SZ, 0, &ea);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-
-	/* Pinned in a second pool: nothing more globally or for the user. */
-	eb = kfd_pin(pb, fd, 0);
-	ASSERT_LT(0, eb);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-
-	/* The limits count ALLOC's bytes with the pins'. */
-	ASSERT_EQ(0, kfd_param_set("user_limit", q.user_pinned + SZ));
-	EXPECT_EQ(-EDQUOT, hm_alloc(pa, 2 * SZ, 0, NULL));
-	ASSERT_EQ(0, kfd_param_set("user_limit", 0));
-	ASSERT_EQ(0, kfd_param_set("global_limit", q.global_pinned + SZ));
-	EXPECT_EQ(-ENOSPC, hm_alloc(pa, 2 * SZ, 0, NULL));
-	ASSERT_EQ(0, kfd_param_set("global_limit", 0));
-
-	close(fd);
-	ASSERT_EQ(0, kfd_unpin(pa, ea, NULL));
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	ASSERT_EQ(0, kfd_unpin(pb, eb, NULL));
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
-	close(pa);
-	close(pb);
-}
-
-/*
- * ALLOC's memory is the module's own: its charge follows the dma-buf, not
- * the entry.  After UNPIN the pool counts it no longer, but the user and
- * the global figure do while its fd is open; the dma-buf's release
- * uncharges it, a mapping alone (which holds the pages, not the dma-buf)
- * does not keep the charge.
- */
-TEST_F(acct, alloc_charged_until_release)
-{
-	struct kfdpool_pool_stats st;
-	struct kfdpool_query q;
-	__u32 e, draining = 1;
-	int p, fd;
-	char *m;
-
-	if (!hm_supported())
-		SKIP(return, "no KFDPOOL_IOC_ALLOC");
-	p = acct_pool("alloc-release");
-	ASSERT_LE(0, p);
-	fd = hm_alloc(p, SZ, 0, &e);
-	ASSERT_LE(0, fd);
-	m = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	m[0] = 1;
-
-	ASSERT_EQ(0, kfd_unpin(p, e, &draining));
-	EXPECT_EQ(0, draining);
-	ASSERT_EQ(0, kfd_stats(p, &st));
-	EXPECT_EQ(0, st.reserved_bytes);
-	EXPECT_EQ(0, st.entries);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-
-	/* The fd goes: uncharged once, the mapping still valid. */
-	close(fd);
-	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
-	EXPECT_EQ(1, m[0]);
-	munmap(m, SZ);
-	close(p);
-}
-
-/*
- * An importer of ALLOC's memory keeps it, and its charge to the pool's
- * user, after the pool ended; the importer's close uncharges it once.
- */
-TEST_F(acct, alloc_charged_while_importer_holds)
-{
-	struct kfdpool_record rec;
-	struct kfdpool_import imp;
-	struct kfdpool_query q;
-	int p, ip, fd;
-	char *m;
-	__u32 e;
-
-	if (!hm_supported())
-		SKIP(return, "no KFDPOOL_IOC_ALLOC");
-	p = acct_pool("alloc-imp");
-	ASSERT_LE(0, p);
-	ip = kfd_pool_export(p);
-	ASSERT_LE(0, ip);
-	fd = hm_alloc(p, SZ, 0, &e);
-	ASSERT_LE(0, fd);
-	m = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	m[0] = 7;
-	munmap(m, SZ);
-	ASSERT_EQ(0, kfd_export(p, e, 0, SZ, &rec));
-	ASSERT_EQ(0, kfd_import(ip, &rec, 0, &imp));
-	close(fd);
-	close(p);
-	close(ip);
+	int pools[5], e[5], i, j;
 
 	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned + SZ, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned + SZ, q.user_pinned);
-	m = mmap(NULL, SZ, PROT_READ, MAP_SHARED, imp.fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	EXPECT_EQ(7, m[0]);
-	munmap(m, SZ);
-
-	close(imp.fd);
+	if (q.user_records)
+		SKIP(return, "records of this user live elsewhere");
+	/* Two pages' worth of records: four pages. */
+	ASSERT_EQ(0, kfd_param_set("max_user_records", 2 * RPP));
+	for (i = 0; i < 5; i++) {
+		pools[i] = kfd_pool_new("rec-pages");
+		ASSERT_LE(0, pools[i]);
+		e[i] = kfd_pin(pools[i], self->s.buf[0], 0);
+		ASSERT_LT(0, e[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		for (j = 0; j < RPP; j++)
+			ASSERT_EQ(0, kfd_export(pools[i], e[i], 0, SZ, &r[j]))
+				TH_LOG("pool %d record %d", i, j);
+		/* One record left alive keeps the page. */
+		for (j = 1; j < RPP; j++)
+			ASSERT_EQ(0, kfd_revoke(pools[i], &r[j]));
+	}
 	ASSERT_EQ(0, kfd_query(&q));
-	EXPECT_EQ(self->q0.global_pinned, q.global_pinned);
-	EXPECT_EQ(self->q0.user_pinned, q.user_pinned);
+	EXPECT_EQ(4, q.user_records);
+	/* A fifth page is refused, though records are far from their cap. */
+	EXPECT_EQ(-EDQUOT, kfd_export(pools[4], e[4], 0, SZ, &more));
+	/* A page with room still takes records. */
+	EXPECT_EQ(0, kfd_export(pools[0], e[0], 0, SZ, &more));
+	/* A pool's end gives its pages back. */
+	close(pools[0]);
+	EXPECT_EQ(0, kfd_export(pools[4], e[4], 0, SZ, &more));
+	for (i = 1; i < 5; i++)
+		close(pools[i]);
+	ASSERT_EQ(0, kfd_query(&q));
+	EXPECT_EQ(0, q.user_records);
 }
 
 TEST_HARNESS_MAIN

@@ -381,8 +381,19 @@ TEST_F(batch, descriptor_bad_args)
 	b.pad = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.pad = 0;
-	b.elem_size = sizeof(rel[0]) - 1;
+	/* An element must hold its status; an older, smaller one is served. */
+	b.elem_size = offsetof(struct kfdpool_release, status) + 3;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	b.elem_size = offsetofend(struct kfdpool_release, status);
+	b.count = 2;
+	memset(rel, 0xee, sizeof(rel));
+	memset(rel, 0, b.elem_size * 2);
+	EXPECT_EQ(2, ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
+	EXPECT_EQ(-ENOENT, rel[0].status);
+	EXPECT_EQ(-ENOENT, ((struct kfdpool_release *)((char *)rel + b.elem_size))->status);
+	EXPECT_EQ(0xeeeeeeee, *(__u32 *)((char *)rel + 2 * b.elem_size));
+	memset(rel, 0, sizeof(rel));
+	b.count = 1;
 	b.elem_size = 0;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->s.imp, KFDPOOL_IOC_RELEASE_BATCH, &b));
 	b.elem_size = sizeof(rel[0]);
@@ -646,6 +657,70 @@ TEST_F(batch, emfile_elements)
 	EXPECT_EQ(-ENOENT, kfd_release(self->s.imp, self->s.entry[1]));
 	ASSERT_EQ(0, kfd_stats(self->s.imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
+}
+
+/*
+ * Every batch on a pool that ended answers ENODEV, as every other command
+ * on its fds does, before it reads an element: on a left-over import fd
+ * after the last owner fd closed, and on the owner fd after DESTROY.
+ */
+TEST_F(batch, ended_pool_is_enodev)
+{
+	static const unsigned long cmds[] = {
+		KFDPOOL_IOC_EXPORT_BATCH, KFDPOOL_IOC_REVOKE_BATCH,
+		KFDPOOL_IOC_IMPORT_BATCH, KFDPOOL_IOC_RELEASE_BATCH,
+	};
+	struct kfdpool_pool_destroy d = {};
+	struct kfdpool_record rec[2];
+	union {
+		struct kfdpool_export ex;
+		struct kfdpool_revoke rv;
+		struct kfdpool_import im;
+		struct kfdpool_release rel;
+	} el;
+	int pool, imp, e, i, fd;
+
+	pool = kfd_pool_new("ended-batch");
+	ASSERT_LE(0, pool);
+	imp = kfd_pool_export(pool);
+	ASSERT_LE(0, imp);
+	e = kfd_pin(pool, self->s.buf[0], 0);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(2, export_n(pool, e, rec, 2));
+	ASSERT_EQ(0, kfd_ioctl(pool, KFDPOOL_IOC_POOL_DESTROY, &d));
+	for (i = 0; i < 4; i++) {
+		memset(&el, 0, sizeof(el));
+		el.ex.entry_id = e;
+		el.ex.size = 4096;
+		fd = i < 2 ? pool : imp;
+		EXPECT_EQ(-ENODEV, kfd_batch(fd, cmds[i], &el, 1,
+					     i == 0 ? sizeof(el.ex) :
+					     i == 1 ? sizeof(el.rv) :
+					     i == 2 ? sizeof(el.im) :
+					     sizeof(el.rel)))
+			TH_LOG("batch %d", i);
+	}
+	close(imp);
+	close(pool);
+
+	/* The last owner fd closed, an import fd left over. */
+	pool = kfd_pool_new("ended-batch");
+	ASSERT_LE(0, pool);
+	imp = kfd_pool_export(pool);
+	ASSERT_LE(0, imp);
+	e = kfd_pin(pool, self->s.buf[0], 0);
+	ASSERT_LT(0, e);
+	ASSERT_EQ(1, export_n(pool, e, rec, 1));
+	close(pool);
+	memset(&el, 0, sizeof(el));
+	el.im.record = rec[0];
+	EXPECT_EQ(-ENODEV, kfd_batch(imp, KFDPOOL_IOC_IMPORT_BATCH, &el, 1,
+				     sizeof(el.im)));
+	memset(&el, 0, sizeof(el));
+	el.rel.entry_id = e;
+	EXPECT_EQ(-ENODEV, kfd_batch(imp, KFDPOOL_IOC_RELEASE_BATCH, &el, 1,
+				     sizeof(el.rel)));
+	close(imp);
 }
 
 TEST_HARNESS_MAIN

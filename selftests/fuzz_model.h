@@ -11,7 +11,7 @@
  *
  * Nothing here asserts an errno: what a call returns updates the model, and
  * what is checked are the invariants that hold whatever the errno:
- *  - a call the ABI says must fail (bad flags or pad, a short struct, a
+ *  - a call the ABI says must fail (bad flags or pad, a
  *    revoked, altered or foreign record, a rotated or altered handle, an
  *    owner command on an import fd, a read-only argument of a command that
  *    copies back) fails, and one that makes something leaves nothing behind;
@@ -246,7 +246,6 @@ struct fs_thread {
 	uint32_t max_persist;	/* QUERY's max_user_persistent */
 	uint64_t max_pbytes;	/* QUERY's max_user_persistent_bytes */
 	uint64_t pool_cap;	/* QUERY's default_pool_limit */
-	bool user_limit;	/* user_limit is set: EDQUOT has another cause */
 	uint64_t memlock;	/* RLIMIT_MEMLOCK, 0 for none */
 	bool no_device;		/* the importer module cannot check here */
 };
@@ -606,7 +605,6 @@ enum fs_mut {
 	FS_VALID,
 	FS_BAD_FLAGS,		/* an unknown flag bit: must fail */
 	FS_BAD_PAD,		/* a non-zero pad: must fail */
-	FS_SHORT,		/* smaller than the first version: must fail */
 	FS_LONG_ZERO,		/* a bigger struct, zero tail: as valid */
 	FS_LONG_TAIL,		/* a bigger struct, non-zero tail: either */
 	FS_READ_ONLY,		/* the copy back faults: must fail, undone */
@@ -695,12 +693,6 @@ static const struct fs_layout *fs_layout(uint32_t cmd)
 	return NULL;
 }
 
-/* The size of @cmd's first version (every struct's own): smaller is short. */
-static size_t fs_first_size(uint32_t cmd, size_t size)
-{
-	return size;
-}
-
 /*
  * A call as made: the fd, the command number (its size may differ from the
  * uapi's), the argument (in s->buf, or s->ro), and whether it must fail.
@@ -760,13 +752,6 @@ static void fs_apply(struct fs_thread *s, struct fs_call *c, int p,
 		b[l->pad + fs_below(s, l->pad_len)] = 1 + fs_below(s, 255);
 		c->must_fail = true;
 		c->why = "non-zero pad";
-		break;
-	case FS_SHORT:
-		extra = fs_first_size(cmd, size);
-		c->cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd),
-			      extra - 1 - fs_below(s, extra));
-		c->must_fail = true;
-		c->why = "short struct";
 		break;
 	case FS_LONG_ZERO:
 	case FS_LONG_TAIL:
@@ -1181,12 +1166,13 @@ static void fs_figures(struct fs_pool *P, struct fs_figs *g)
 		if (!P->ent[e].id)
 			continue;
 		g->nent++;
-		g->reserved += P->ent[e].size;
 		if (fs_has_record(P, e))
 			g->used += P->ent[e].size;
 		if (P->ent[e].draining) {
 			g->ndrain++;
 			g->draining += P->ent[e].size;
+		} else {
+			g->reserved += P->ent[e].size;
 		}
 		for (f = 0; f < FS_FDS; f++) {
 			if (!P->holds[f][e])
@@ -1383,8 +1369,8 @@ struct fs_ufigs {
 
 /*
  * What the module charges to the thread's user: its persistent pools (the
- * pools made as s->uid), the bytes of their entries, draining ones
- * included, and their live records.
+ * pools made as s->uid), the bytes of their live entries, and their live
+ * records.
  */
 static void fs_user_model(struct fs_thread *s, struct fs_ufigs *u)
 {
@@ -1401,7 +1387,8 @@ static void fs_user_model(struct fs_thread *s, struct fs_ufigs *u)
 		if (fs_child_on(s, p))
 			u->bytes_known = false;
 		for (e = 0; e < FS_ENTRIES; e++)
-			u->bytes += P->ent[e].id ? P->ent[e].size : 0;
+			u->bytes += P->ent[e].id && !P->ent[e].draining ?
+				    P->ent[e].size : 0;
 		for (i = 0; i < FS_RECS; i++)
 			u->records += P->rec[i].live;
 	}
@@ -1476,8 +1463,6 @@ static int fs_pbytes_over(struct fs_thread *s, int p, uint64_t size)
 {
 	struct fs_ufigs u;
 
-	if (s->user_limit)
-		return -1;	/* user_limit refuses with EDQUOT too */
 	if (!s->pool[p].persist || !s->max_pbytes)
 		return 0;
 	if (s->persist_unsure)

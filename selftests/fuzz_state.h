@@ -6,8 +6,7 @@
  * io_uring (single and vectored), and one call in three it changes one
  * thing: a field off by one, a revoked record, a record of another pool, an
  * import fd for an owner command, a bigger struct with a zero or non-zero
- * tail, a shorter one, bad flags or pad, a read-only argument, another kind
- * of file.  It forks children that hold import fds and imports of its pools
+ * tail, bad flags or pad, a read-only argument, another kind of file.  It forks children that hold import fds and imports of its pools
  * and kills them at any point.  Every result is checked against the model.
  */
 #ifndef KFDPOOL_FUZZ_STATE_H
@@ -877,7 +876,7 @@ static void fs_hex_id(const uint8_t *id, char *out)
 struct fs_dbg_pool {
 	char id[40], name[40];
 	int owner_pid;
-	unsigned int uid, entries, records, import_fds, rec_pages, persistent,
+	unsigned int uid, entries, records, import_fds, persistent,
 		owner_fds;
 	unsigned long long limit, reserved, reserved_high, used, used_high,
 		draining, imported, age;
@@ -886,12 +885,12 @@ struct fs_dbg_pool {
 static bool fs_dbg_pool_parse(const char *line, struct fs_dbg_pool *d)
 {
 	return line[0] != '#' &&
-	       sscanf(line, "%39s %39s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %u %llu",
+	       sscanf(line, "%39s %39s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %llu",
 		      d->id, d->name, &d->owner_pid, &d->uid, &d->limit,
 		      &d->reserved, &d->reserved_high, &d->used, &d->used_high,
 		      &d->draining, &d->entries, &d->records, &d->import_fds,
-		      &d->imported, &d->rec_pages, &d->persistent,
-		      &d->owner_fds, &d->age) == 18;
+		      &d->imported, &d->persistent, &d->owner_fds,
+		      &d->age) == 17;
 }
 
 /* What of debugfs line @d, pool @q's, differs from figures @g. */
@@ -945,7 +944,7 @@ static const char *fs_debugfs_diff(struct fs_thread *s)
 {
 	char line[512], hex[FS_POOLS][2 * KFDPOOL_ID_LEN + 1];
 	unsigned int seen[FS_POOLS] = {}, uid, owner, persistent;
-	unsigned long long pinned, pbytes;
+	unsigned long long pbytes;
 	const char *bad = NULL;
 	struct fs_dbg_pool d;
 	bool found = false;
@@ -980,8 +979,8 @@ static const char *fs_debugfs_diff(struct fs_thread *s)
 		return NULL;
 	while (!found && fgets(line, sizeof(line), f)) {
 		if (line[0] == '#' ||
-		    sscanf(line, "%*u %d %u %u %llu %ld %u %llu", &level, &uid,
-			   &owner, &pinned, &records, &persistent, &pbytes) != 7 ||
+		    sscanf(line, "%*u %d %u %u %ld %*d %u %llu", &level, &uid,
+			   &owner, &records, &persistent, &pbytes) != 6 ||
 		    level || uid != s->uid)
 			continue;
 		found = true;
@@ -1246,8 +1245,9 @@ static bool fs_batch(struct fs_thread *s, int p, bool uring)
 			c.why = "batch count out of range";
 			break;
 		case 1:
-			b->elem_size = ksize - 1 - fs_below(s, ksize);
-			c.why = "batch element smaller than the first version";
+			/* Too small for its status: an older one is served. */
+			b->elem_size = fs_below(s, fs_batch_status[kind] + 4);
+			c.why = "batch element without room for its status";
 			break;
 		case 2:
 			b->ops = 0;
@@ -1847,10 +1847,10 @@ fs_child(struct fs_thread *s, int p, int fd, const struct kfdpool_record *recs,
 		ad.flags = KFDPOOL_ADOPT_BY_ID;
 		memcpy(ad.id, P->id, KFDPOOL_ID_LEN);
 		if (ioctl(s->ctl, KFDPOOL_IOC_POOL_ADOPT, &ad) >= 0)
-			fs_child_violation(s, "adopted by id without CAP_SYS_ADMIN");
+			fs_child_violation(s, "another uid adopted by id");
 		memcpy(di.id, P->id, KFDPOOL_ID_LEN);
 		if (ioctl(s->ctl, KFDPOOL_IOC_POOL_DESTROY_ID, &di) >= 0)
-			fs_child_violation(s, "destroyed by id without CAP_SYS_ADMIN");
+			fs_child_violation(s, "another uid destroyed by id");
 		_exit(0);
 	}
 }
@@ -2053,9 +2053,9 @@ static bool fs_owner_handle(struct fs_thread *s, int p)
  * by id as root.  A parked pool's new owner fd takes slot 0, and the pool
  * is as the model left it.  The ABI's refusals: EBUSY while an owner fd is
  * open, EOPNOTSUPP for a pool that is not persistent, EACCES for a rotated
- * handle or another user's, EPERM by id without CAP_SYS_ADMIN, ENOENT for
- * an id no pool has, EINVAL for a handle and an id at once, or an import
- * handle.
+ * handle or another user's, ENOENT by id for another user's pool without
+ * CAP_SYS_ADMIN or an id no pool has, EINVAL for a handle and an id at
+ * once, or an import handle.
  */
 static bool fs_adopt(struct fs_thread *s, int p)
 {
@@ -2099,9 +2099,17 @@ static bool fs_adopt(struct fs_thread *s, int p)
 		switch (how) {
 		case 0:
 			c.as_user = by_id;
-			c.why = by_id ? "adoption by id without CAP_SYS_ADMIN" :
+			if (by_id && P->persist) {
+				/* Its own user, as ipcrm: as a valid call. */
+				c.must_fail = !parked;
+				c.want = parked ? 0 : -EBUSY;
+				c.why = parked ? NULL :
+					"adoption while an owner fd is open";
+				break;
+			}
+			c.why = by_id ? "adoption by id of a pool not the user's" :
 				"owner handle presented by another user";
-			c.want = by_id ? -EPERM : -EACCES;
+			c.want = by_id ? -ENOENT : -EACCES;
 			break;
 		case 1:
 			if (by_id)
@@ -2201,7 +2209,8 @@ static bool fs_park(struct fs_thread *s, int p)
  * End pool @p now, persistent or not: POOL_DESTROY on its owner fd, or
  * POOL_DESTROY_ID as root.  Every fd of it answers ENODEV then; the slot
  * is made anew at its next step.  Refused: on an import fd (EPERM), by id
- * without CAP_SYS_ADMIN (EPERM), an id no pool has (ENOENT).
+ * of another user's pool without CAP_SYS_ADMIN or an id no pool has
+ * (ENOENT).
  */
 static bool fs_destroy(struct fs_thread *s, int p)
 {
@@ -2223,9 +2232,12 @@ static bool fs_destroy(struct fs_thread *s, int p)
 		if (m == FS_SEMANTIC) {
 			c.must_fail = true;
 			if (s->persist && fs_below(s, 2)) {
+				/* Its own user ends its persistent pool. */
 				c.as_user = true;
-				c.why = "DESTROY_ID without CAP_SYS_ADMIN";
-				c.want = -EPERM;
+				c.must_fail = !P->persist;
+				c.why = P->persist ? NULL :
+					"DESTROY_ID of a pool not the user's";
+				c.want = P->persist ? 0 : -ENOENT;
 			} else {
 				x->id[fs_below(s, KFDPOOL_ID_LEN)] ^=
 					1 << fs_below(s, 8);
@@ -2407,7 +2419,6 @@ static void fs_persist_init(struct fs_thread *s)
 	s->max_persist = q.max_user_persistent;
 	s->max_pbytes = q.max_user_persistent_bytes;
 	s->pool_cap = q.default_pool_limit;
-	s->user_limit = q.user_limit != 0;
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		s->memlock = rl.rlim_cur;
 	if (fs_seteuid(s->uid))

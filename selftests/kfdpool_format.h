@@ -38,8 +38,7 @@ struct kfd_hnd {
 	__u32 gid;
 	__u32 uid;
 	__u8 secret[16];
-	__u32 serial;
-	__u8 pad[12];
+	__u8 pad[16];
 } __attribute__((packed, may_alias));
 
 _Static_assert(sizeof(struct kfd_rec) == KFDPOOL_RECORD_SIZE, "record");

@@ -86,7 +86,6 @@ static inline int kfd_pool_count_wait(int want)
  * User levels the module keeps: each lives while a pool (its struct, kept
  * by any file of it) or an ALLOC buffer of that user does.
  */
-#define KFD_DEBUGFS_USERS	"/sys/kernel/debug/kfdpool/users"
 
 /*
  * Does this process hold an fd of kfdpool (control or pool) or a dma-buf?
@@ -144,8 +143,7 @@ static inline int kfd_handle_expect(const struct kfdpool_pool_handle *h,
 		return -EINVAL;
 	if (HND(h)->policy == KFDPOOL_HANDLE_POLICY_ANY && !any_allowed)
 		return -EPERM;
-	if (memcmp(HND(h)->pool_id, HND(real)->pool_id, KFDPOOL_ID_LEN) ||
-	    HND(h)->serial != HND(real)->serial)
+	if (memcmp(HND(h)->pool_id, HND(real)->pool_id, KFDPOOL_ID_LEN))
 		return -ENOENT;
 	return -EACCES;
 }

@@ -24,6 +24,28 @@ static inline int kfd_persist_new(const char *name, __u8 *id)
 	return fd;
 }
 
+/*
+ * A persistent pool of @handle_types, its owner handle as the creating call
+ * returns it in *@owner (if not NULL): the owner fd, or -errno.
+ */
+static inline int kfd_persist_create(int ctl, const char *name,
+				     __u32 handle_types, __u8 *id,
+				     struct kfdpool_pool_handle *owner)
+{
+	struct kfdpool_pool_create c = {};
+
+	c.flags = KFDPOOL_POOL_PERSIST;
+	c.handle_types = handle_types;
+	strncpy(c.name, name, sizeof(c.name) - 1);
+	if (ioctl(ctl, KFDPOOL_IOC_POOL_CREATE, &c))
+		return -errno;
+	if (id)
+		memcpy(id, c.id, sizeof(c.id));
+	if (owner)
+		*owner = c.owner_handle;
+	return c.fd;
+}
+
 /* The owner handle of the persistent pool of owner fd @pool. */
 static inline int kfd_owner_handle(int pool, struct kfdpool_pool_handle *h)
 {
@@ -176,6 +198,20 @@ static inline int kfd_sweep_one(const struct kfdpool_pool_info *p, void *arg)
 static inline void kfd_persist_sweep(const char *prefix)
 {
 	kfd_list_each(kfd_sweep_one, (void *)prefix);
+}
+
+/*
+ * Persistent pools are off by default (max_user_persistent 0): allow
+ * @n per user for a test.  The value before, or -errno; put it back with
+ * kfd_param_set("max_user_persistent", old).
+ */
+static inline long long kfd_persist_enable(unsigned int n)
+{
+	long long old = kfd_param_get("max_user_persistent");
+
+	if (old >= 0 && kfd_param_set("max_user_persistent", n))
+		return -EIO;
+	return old;
 }
 
 /* References on the kfdpool module, -1 if unknown. */

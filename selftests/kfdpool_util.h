@@ -11,6 +11,7 @@
 #define KFDPOOL_UTIL_H
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -42,7 +43,13 @@
 #define KFD_DEV		"/dev/kfdpool"
 #define KFD_BUFINFO	"/sys/kernel/debug/dma_buf/bufinfo"
 #define KFD_DEBUGFS	"/sys/kernel/debug/kfdpool/pools"
+#define KFD_DEBUGFS_USERS	"/sys/kernel/debug/kfdpool/users"
 #define KFD_PARAMS	"/sys/module/kfdpool/parameters/"
+
+#ifndef offsetofend
+#define offsetofend(type, member) \
+	(offsetof(type, member) + sizeof(((type *)0)->member))
+#endif
 
 #ifndef MFD_ALLOW_SEALING
 #define MFD_ALLOW_SEALING	0x0002U

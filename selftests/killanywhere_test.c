@@ -666,10 +666,13 @@ TEST_F_TIMEOUT(kill, persistent, 3000)
 	unsigned int delay_us = 20000;
 	struct rel_counts base, now;
 	struct kfdpool_query q;
+	long long old_persist;
 	uint64_t r;
 
 	if (kfd_query(&q) || !(q.features & KFDPOOL_FEATURE_PERSIST))
 		SKIP(return, "no persistent pools in this module");
+	old_persist = kfd_persist_enable(64);
+	ASSERT_LE(0, old_persist);
 	kfd_persist_sweep(KP_NAME);
 	rel_counts_read(&base);
 	ksft_print_msg("KFDPOOL_KILL_SEED (persistent, xored) 0x%llx, %llu rounds\n",
@@ -735,6 +738,7 @@ TEST_F_TIMEOUT(kill, persistent, 3000)
 		if (_metadata->exit_code)
 			break;
 	}
+	kfd_param_set("max_user_persistent", old_persist);
 	ksft_print_msg("killanywhere (persistent): %llu rounds, %llu handed over and imported after the producer's death, %llu adopters killed\n",
 		       (unsigned long long)r, handed, adopted);
 	EXPECT_EQ(rounds, r);

@@ -321,24 +321,21 @@ TEST_F(fail, larger_than_memory)
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
-TEST_F(fail, over_the_user_limit)
+TEST_F(fail, over_the_pool_max_size)
 {
-	long long old = kfd_param_get("user_limit");
 	hipMemPool_t pool;
 	void *p;
 
-	if (old < 0)
-		SKIP(return, "no module parameters");
 	ASSERT_EQ(hipSuccess, lh_pool(&pool, hipMemHandleTypePosixFileDescriptor,
-				      0));
-	ASSERT_EQ(0, kfd_param_set("user_limit", 8 << 20));
+				      8 << 20));
 	EXPECT_EQ(hipErrorOutOfMemory,
 		  hipMallocFromPoolAsync(&p, 16 << 20, pool, NULL));
 	/* More than the machine: the limit answers first. */
 	EXPECT_EQ(hipErrorOutOfMemory,
 		  hipMallocFromPoolAsync(&p, (size_t)hm_total_ram() * 2, pool,
 					 NULL));
-	EXPECT_EQ(0, kfd_param_set("user_limit", old));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4 << 20, pool, NULL));
+	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 

@@ -5,7 +5,9 @@
  * libkfdpool-hip's extensions from end to end: a producer process fills a
  * persistent pool and exits without freeing, a consumer started after it
  * imports every pointer through a Fabric handle, an adopter replaces one
- * buffer and revokes its old record, and the pool is ended.
+ * buffer and revokes its old record, and the pool is ended.  Persistent
+ * pools are off by default: a refusal at that or another per-user bound
+ * names it on stderr.
  */
 #include <sys/wait.h>
 
@@ -222,7 +224,50 @@ static int adopter_without_device(struct shared *sh)
 	return kfdpoolMemPoolEnd(pool) ? 16 : 0;
 }
 
-/* Whether the module here keeps persistent pools. */
+#define PARAMS	"/sys/module/kfdpool/parameters/"
+
+/* Module parameter @name: its value, or -1. */
+static long long param_get(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int param_set(const char *name, long long v)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "%lld\n", v);
+	return fclose(f) ? -1 : 0;
+}
+
+static long long persist_before = -1;
+
+static void persist_restore(void)
+{
+	if (persist_before >= 0)
+		param_set("max_user_persistent", persist_before);
+}
+
+/*
+ * Whether the module here keeps persistent pools, once they are enabled
+ * (off by default: the operator's choice) until this program exits.
+ */
 static int have_persist(void)
 {
 	struct kfdpool_query q;
@@ -232,7 +277,122 @@ static int have_persist(void)
 		return 0;
 	ok = !kfdpool_query(ctl, &q) && (q.features & KFDPOOL_FEATURE_PERSIST);
 	close(ctl);
-	return ok;
+	if (ok && persist_before < 0) {
+		persist_before = param_get("max_user_persistent");
+		atexit(persist_restore);
+	}
+	return ok && !param_set("max_user_persistent", 8);
+}
+
+/*
+ * Run @fn in a child with its stderr in @err: its exit code.  The library
+ * says each bound once per process.
+ */
+static int child_stderr(int (*fn)(void), char *err, size_t len)
+{
+	int p[2], ret;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		dup2(p[1], 2);
+		_exit(fn());
+	}
+	close(p[1]);
+	ret = reap(pid);
+	n = read(p[0], err, len - 1);
+	err[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	return ret;
+}
+
+static int create_refused(void)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	hipMemPool_t pool;
+
+	return kfdpoolMemPoolCreatePersistent(&pool, &props) ==
+	       hipErrorOutOfMemory ? 0 : 10;
+}
+
+static int bytes_refused(void)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	hipMemPool_t pool;
+	void *p;
+
+	if (kfdpoolMemPoolCreatePersistent(&pool, &props))
+		return 10;
+	if (hipMallocFromPoolAsync(&p, 64 << 20, pool, 0) !=
+	    hipErrorOutOfMemory)
+		return 11;
+	return kfdpoolMemPoolEnd(pool) ? 12 : 0;
+}
+
+static int records_refused(void)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	void *p[2];
+	int i;
+
+	if (hipMemPoolCreate(&pool, &props))
+		return 10;
+	for (i = 0; i < 2; i++)
+		if (hipMallocFromPoolAsync(&p[i], 4096, pool, 0))
+			return 11;
+	if (hipMemPoolExportPointer(&d, p[0]))
+		return 12;
+	if (hipMemPoolExportPointer(&d, p[1]) != hipErrorOutOfMemory)
+		return 13;
+	return hipMemPoolDestroy(pool) ? 14 : 0;
+}
+
+/*
+ * hipErrorOutOfMemory at a per-user bound of the module names the bound
+ * on stderr: persistence off (the default), the user's persistent pools
+ * or bytes, its export records.
+ */
+TEST(refusals_say_which_bound)
+{
+	long long records = param_get("max_user_records");
+	long long pbytes = param_get("max_user_persistent_bytes");
+	char err[1024];
+	struct kfdpool_query q;
+	int ctl;
+
+	if (!have_persist())
+		SKIP(return, "no persistent pools here");
+	ctl = kfdpool_open();
+	ASSERT_LE(0, ctl);
+	ASSERT_EQ(0, kfdpool_query(ctl, &q));
+	close(ctl);
+	/* The module's default, as it came up: off. */
+	EXPECT_EQ(0, persist_before);
+	ASSERT_EQ(0, param_set("max_user_persistent", persist_before));
+	EXPECT_EQ(0, child_stderr(create_refused, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "persistent pools are off on this node"))
+		TH_LOG("stderr: %s", err);
+	EXPECT_NE(NULL, strstr(err, "max_user_persistent is 0"));
+
+	ASSERT_EQ(0, param_set("max_user_persistent", 8));
+	ASSERT_EQ(0, param_set("max_user_persistent_bytes", 4 << 20));
+	EXPECT_EQ(0, child_stderr(bytes_refused, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "max_user_persistent_bytes allows 4096 KiB"))
+		TH_LOG("stderr: %s", err);
+	ASSERT_EQ(0, param_set("max_user_persistent_bytes", pbytes));
+
+	ASSERT_EQ(0, param_set("max_user_records", q.user_records + 1));
+	EXPECT_EQ(0, child_stderr(records_refused, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "as many as max_user_records allows"))
+		TH_LOG("stderr: %s", err);
+	ASSERT_EQ(0, param_set("max_user_records", records));
 }
 
 TEST(native_calls)
@@ -243,6 +403,8 @@ TEST(native_calls)
 
 	if (ctl < 0)
 		SKIP(return, "no /dev/kfdpool: %s", strerror(-ctl));
+	if (!have_persist())
+		SKIP(return, "no persistent pools here");
 	fd = kfdpool_pool_create_flags(ctl, 0, 0, KFDPOOL_POOL_PERSIST,
 				       "lib-persist", id);
 	ASSERT_LE(0, fd);

@@ -531,8 +531,8 @@ static inline const char *rel_stats_invalid(const struct kfdpool_pool_stats *st)
 		return "reserved_high < reserved";
 	if (st->used_high < st->used_bytes)
 		return "used_high < used";
-	if (st->draining_bytes > st->reserved_bytes)
-		return "draining > reserved";
+	if (st->used_bytes > st->reserved_bytes)
+		return "used > reserved";
 	if (st->draining_entries > st->entries)
 		return "draining_entries > entries";
 	if (!st->entries && (st->reserved_bytes || st->draining_bytes))

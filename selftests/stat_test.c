@@ -762,6 +762,31 @@ static int stat_destroy_as(uid_t uid, const char *id)
 }
 
 /*
+ * Set module parameter @name to @value: the value before (a static
+ * buffer), or NULL.  Persistent pools are off unless enabled.
+ */
+static const char *stat_param(const char *name, const char *value)
+{
+	static char old[32];
+	char path[128], val[32];
+	FILE *f;
+
+	/* @value may be the buffer of the call before. */
+	snprintf(val, sizeof(val), "%s", value);
+	snprintf(path, sizeof(path), "/sys/module/kfdpool/parameters/%s", name);
+	f = fopen(path, "r+e");
+	if (!f)
+		return NULL;
+	if (!fgets(old, sizeof(old), f) || fseek(f, 0, SEEK_SET) ||
+	    fputs(val, f) < 0) {
+		fclose(f);
+		return NULL;
+	}
+	old[strcspn(old, "\n")] = 0;
+	return fclose(f) ? NULL : old;
+}
+
+/*
  * A persistent pool nobody holds is listed with its age and no owner fd,
  * says how it goes, and goes with --destroy as root (not as nobody).
  */
@@ -775,11 +800,15 @@ TEST_F(stat, persistent_pool_shown_and_destroyed)
 	struct stat sb;
 	json_object *doc, *p;
 	char id[33], want[128], *txt;
+	const char *old;
 	int i, st;
 	uint32_t e;
 
 	snprintf(c.name, sizeof(c.name), "stat-persist");
+	old = stat_param("max_user_persistent", "4");
+	ASSERT_NE(NULL, old);
 	ASSERT_EQ(0, ioctl(self->ctl, KFDPOOL_IOC_POOL_CREATE, &c));
+	stat_param("max_user_persistent", old);
 	for (i = 0; i < KFDPOOL_ID_LEN; i++)
 		sprintf(id + 2 * i, "%02x", c.id[i]);
 	e = stat_pin(c.fd, self->vgem, 1 * MIB);

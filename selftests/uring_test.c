@@ -5,6 +5,10 @@
  * randomised run showing that single ioctls, batch ioctls and io_uring give
  * the same results and the same stats.
  */
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+
 #include "kselftest_harness.h"
 #include "kfdpool_util.h"
 #include "kfdpool_uring_util.h"
@@ -223,6 +227,137 @@ TEST_F(ur, inline_bad_args)
 	rel.pad = 1;
 	EXPECT_EQ(-EINVAL, run1(&self->ring, self->s.imp, KFDPOOL_URING_RELEASE,
 				&rel, sizeof(rel)));
+}
+
+struct submitter {
+	struct io_uring *ring;
+	pid_t tid;
+	int ret;
+};
+
+static void *submit_thread(void *arg)
+{
+	struct submitter *sub = arg;
+
+	sub->tid = gettid();
+	sub->ret = io_uring_submit(sub->ring);
+	return NULL;
+}
+
+/*
+ * The nonblocking issue of a command never waits on a fault: an EXPORT
+ * whose record goes to a page userfaultfd has not filled, and a vectored
+ * batch whose array is such a page, are answered -EAGAIN inline and issued
+ * again from io-wq, whose worker, not the submitter, takes the fault; then
+ * each completes as it was sent.
+ */
+TEST_F(ur, nonblocking_issue_takes_no_fault)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_THREAD_ID };
+	long page = sysconf(_SC_PAGESIZE);
+	struct kfdpool_uring_export ue = {};
+	struct uffdio_register reg = {};
+	struct uffdio_zeropage zp = {};
+	struct submitter sub = { .ring = &self->ring };
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffdio_copy cp = {};
+	struct kfdpool_batch b;
+	struct io_uring_cqe *cqe;
+	struct kfdpool_record rec;
+	struct uffd_msg msg;
+	pthread_t t;
+	char *area;
+	int uffd;
+	/* A page of elements, the first a revoke, the rest never read. */
+	static char src[65536] __attribute__((aligned(65536)));
+	struct kfdpool_revoke rv;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	area = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	reg.range.start = (uintptr_t)area;
+	reg.range.len = page;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	ue.entry_id = self->s.entry[1];
+	ue.size = 64;
+	ue.record_ptr = (uintptr_t)area;
+	ASSERT_NE(NULL, kfd_uring_prep(&self->ring, self->s.pool,
+				       KFDPOOL_URING_EXPORT, &ue, sizeof(ue),
+				       3));
+	ASSERT_EQ(0, pthread_create(&t, NULL, submit_thread, &sub));
+	pfd.fd = uffd;
+	for (;;) {
+		ASSERT_EQ(1, poll(&pfd, 1, 20000))
+			TH_LOG("no fault on the record's page");
+		/* poll() may wake for a fault woken before it is read. */
+		if (read(uffd, &msg, sizeof(msg)) == sizeof(msg))
+			break;
+		ASSERT_EQ(EAGAIN, errno);
+	}
+	EXPECT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	/* Joinable only if the submitter is not the one waiting. */
+	EXPECT_NE(0, msg.arg.pagefault.feat.ptid);
+	EXPECT_NE(sub.tid, msg.arg.pagefault.feat.ptid)
+		TH_LOG("the submitter took the fault in its nonblocking issue");
+	zp.range.start = (uintptr_t)area;
+	zp.range.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, sub.ret);
+	ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+	EXPECT_EQ(0, cqe->res);
+	io_uring_cqe_seen(&self->ring, cqe);
+	memcpy(&rec, area, sizeof(rec));
+	EXPECT_EQ(KFDPOOL_RECORD_MAGIC, REC(&rec)->magic);
+	munmap(area, page);
+
+	/* A vectored batch whose array userfaultfd has not filled: the same. */
+	area = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	reg.range.start = (uintptr_t)area;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	memset(&b, 0, sizeof(b));
+	b.ops = (uintptr_t)area;
+	b.count = 1;
+	b.elem_size = sizeof(struct kfdpool_revoke);
+	ASSERT_NE(NULL, kfd_uring_prep(&self->ring, self->s.pool,
+				       KFDPOOL_IOC_REVOKE_BATCH, &b, sizeof(b),
+				       4));
+	ASSERT_EQ(0, pthread_create(&t, NULL, submit_thread, &sub));
+	for (;;) {
+		ASSERT_EQ(1, poll(&pfd, 1, 20000))
+			TH_LOG("no fault on the batch's page");
+		if (read(uffd, &msg, sizeof(msg)) == sizeof(msg))
+			break;
+		ASSERT_EQ(EAGAIN, errno);
+	}
+	EXPECT_NE(sub.tid, msg.arg.pagefault.feat.ptid)
+		TH_LOG("the submitter took the fault in its nonblocking issue");
+	/* The element: a revoke of the record made above. */
+	memset(&rv, 0, sizeof(rv));
+	rv.record = rec;
+	memcpy(src, &rv, sizeof(rv));
+	cp.src = (uintptr_t)src;
+	cp.dst = (uintptr_t)area;
+	cp.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_COPY, &cp));
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, sub.ret);
+	ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+	EXPECT_EQ(1, cqe->res);
+	io_uring_cqe_seen(&self->ring, cqe);
+	EXPECT_EQ(0, ((struct kfdpool_revoke *)area)->status);
+	EXPECT_EQ(-ENOENT, kfd_revoke(self->s.pool, &rec));
+	munmap(area, page);
+	close(uffd);
 }
 
 TEST_F(ur, unknown_cmd_op)
