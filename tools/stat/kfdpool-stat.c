@@ -158,7 +158,7 @@ static void list_pools(struct kps_snapshot *s)
 
 /*
  * No module: the device node does not exist, or its driver is gone (a
- * static node left from boot).  Said on stderr before anything else.
+ * node made by hand and left behind).  Said on stderr before anything else.
  */
 static int no_module(void)
 {
@@ -469,7 +469,10 @@ static void print_text(struct kps_snapshot *s)
 	}
 }
 
-/* --destroy: POOL_DESTROY_ID on the device. */
+/*
+ * --destroy: POOL_DESTROY_ID on the device, for the pool's own user or
+ * root; another user's pool is not visible to the caller (ENOENT).
+ */
 static int destroy_pool(const char *id)
 {
 	struct kfdpool_pool_destroy_id d;
@@ -480,14 +483,19 @@ static int destroy_pool(const char *id)
 	memset(&d, 0, sizeof(d));
 	kps_id_bytes(id, d.id);
 	fd = open(opt.device, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, KFDPOOL_IOC_POOL_DESTROY_ID, &d)) {
+	if (fd < 0) {
+		fprintf(stderr, "kfdpool-stat: destroy %s: %s: %s\n", id,
+			opt.device, strerror(errno));
+		return 1;
+	}
+	if (ioctl(fd, KFDPOOL_IOC_POOL_DESTROY_ID, &d)) {
 		e = errno;
-		if (fd >= 0)
-			close(fd);
+		close(fd);
+		/* EPERM: an older module, which let only root destroy by id. */
 		fprintf(stderr, "kfdpool-stat: destroy %s: %s%s\n", id,
 			strerror(e),
-			e == EPERM || e == EACCES ? " (root only)" :
-			e == ENOENT ? " (no such pool)" : "");
+			e == EPERM ? " (this module lets only root destroy by id)" :
+			e == ENOENT ? " (no pool of yours has this id; root may end any)" : "");
 		return 1;
 	}
 	close(fd);
@@ -510,8 +518,8 @@ static void usage(FILE *f)
 		"  -p, --pool ID        only the pool with this id (32 lowercase hex digits)\n"
 		"      --device PATH    list pools through PATH instead of /dev/kfdpool\n"
 		"      --proc PATH      read processes from PATH instead of /proc\n"
-		"      --destroy ID     end the pool with this id now, persistent or not\n"
-		"                       (needs CAP_SYS_ADMIN); importers keep what they hold\n"
+		"      --destroy ID     end the pool with this id now, persistent or not: your\n"
+		"                       own, or any as root; importers keep what they hold\n"
 		"  -V, --version        the version, and the module ABI it was built for\n"
 		"  -h, --help           this help\n"
 		"\n"
