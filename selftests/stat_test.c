@@ -736,10 +736,13 @@ TEST_F(stat, ended_pool_not_shown)
 	close(ready[0]);
 }
 
-/* Run kfdpool-stat --destroy @id as @uid (0: as we are); its status. */
-static int stat_destroy_as(uid_t uid, const char *id)
+/*
+ * Run kfdpool-stat --destroy @id as @uid (0: as we are); its status, or 93
+ * when @want is not in what it printed (stdout and stderr).
+ */
+static int stat_destroy_as(uid_t uid, const char *id, const char *want)
 {
-	char args[64], *out;
+	char args[80], *out;
 	int status = -1;
 	pid_t pid;
 
@@ -749,11 +752,13 @@ static int stat_destroy_as(uid_t uid, const char *id)
 	if (!pid) {
 		if (uid && (setgid(uid) || setuid(uid)))
 			_exit(90);
-		snprintf(args, sizeof(args), "--destroy %s", id);
+		snprintf(args, sizeof(args), "--destroy %s 2>&1", id);
 		out = stat_run(args, &status);
 		if (!out)
 			_exit(91);
 		printf("# %s", out);
+		if (want && !strstr(out, want))
+			_exit(93);
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 92);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -787,8 +792,50 @@ static const char *stat_param(const char *name, const char *value)
 }
 
 /*
+ * As @uid, a persistent pool of its own, its id in @id_hex and nothing
+ * holding it: 0, or -1.
+ */
+static int stat_persist_as(uid_t uid, char id_hex[33])
+{
+	struct kfdpool_pool_create c = {
+		.flags = KFDPOOL_POOL_PERSIST,
+		.handle_types = KFDPOOL_HANDLE_TYPE_FD,
+	};
+	int p[2], ctl, i, status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[0]);
+		snprintf(c.name, sizeof(c.name), "stat-own");
+		if (setgid(uid) || setuid(uid))
+			_exit(1);
+		ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
+		if (ctl < 0 || ioctl(ctl, KFDPOOL_IOC_POOL_CREATE, &c))
+			_exit(2);
+		/* Its fds close with it: the pool stays, held by nothing. */
+		_exit(write(p[1], c.id, sizeof(c.id)) == sizeof(c.id) ? 0 : 3);
+	}
+	close(p[1]);
+	i = read(p[0], c.id, sizeof(c.id));
+	close(p[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || i != sizeof(c.id))
+		return -1;
+	for (i = 0; i < KFDPOOL_ID_LEN; i++)
+		sprintf(id_hex + 2 * i, "%02x", c.id[i]);
+	return 0;
+}
+
+/*
  * A persistent pool nobody holds is listed with its age and no owner fd,
- * says how it goes, and goes with --destroy as root (not as nobody).
+ * says how it goes, and goes with --destroy as root (not as nobody, to
+ * whom it is no pool of its own); nobody's own goes with nobody's
+ * --destroy.
  */
 TEST_F(stat, persistent_pool_shown_and_destroyed)
 {
@@ -799,7 +846,7 @@ TEST_F(stat, persistent_pool_shown_and_destroyed)
 	struct kfdpool_record rec;
 	struct stat sb;
 	json_object *doc, *p;
-	char id[33], want[128], *txt;
+	char id[33], own[33], want[128], *txt;
 	const char *old;
 	int i, st;
 	uint32_t e;
@@ -834,17 +881,34 @@ TEST_F(stat, persistent_pool_shown_and_destroyed)
 	EXPECT_NE(NULL, strstr(txt, "kfdpool-stat --destroy")) TH_LOG("in:\n%s", txt);
 	free(txt);
 
-	/* nobody may not, root may, once; a bad id is a usage error */
+	/*
+	 * nobody may not destroy root's pool, but its own; root may, once;
+	 * a bad id is a usage error.
+	 */
 	ASSERT_EQ(0, stat(KFD_DEV_PATH, &sb));
 	ASSERT_EQ(0, chmod(KFD_DEV_PATH, 0666));
-	EXPECT_EQ(1, stat_destroy_as(65534, id));
+	EXPECT_EQ(1, stat_destroy_as(65534, id, "no pool of yours has this id"));
+	old = stat_param("max_user_persistent", "4");
+	ASSERT_NE(NULL, old);
+	EXPECT_EQ(0, stat_persist_as(65534, own));
+	stat_param("max_user_persistent", old);
+	doc = stat_json();
+	ASSERT_NE(NULL, doc);
+	p = jfind(doc, "pools", "id", own);
+	EXPECT_NE(NULL, p);
+	if (p)
+		EXPECT_EQ(0, jnum(p, "owner_fds"));
+	json_object_put(doc);
+	EXPECT_EQ(0, stat_destroy_as(65534, own, "destroyed"));
+	EXPECT_EQ(1, stat_destroy_as(65534, own, "no pool of yours"));
 	chmod(KFD_DEV_PATH, sb.st_mode & 07777);
-	EXPECT_EQ(0, stat_destroy_as(0, id));
-	EXPECT_EQ(1, stat_destroy_as(0, id));
-	EXPECT_EQ(2, stat_destroy_as(0, "not-an-id"));
+	EXPECT_EQ(0, stat_destroy_as(0, id, NULL));
+	EXPECT_EQ(1, stat_destroy_as(0, id, NULL));
+	EXPECT_EQ(2, stat_destroy_as(0, "not-an-id", NULL));
 	doc = stat_json();
 	ASSERT_NE(NULL, doc);
 	EXPECT_EQ(NULL, jfind(doc, "pools", "id", id));
+	EXPECT_EQ(NULL, jfind(doc, "pools", "id", own));
 	json_object_put(doc);
 }
 
