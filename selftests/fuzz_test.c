@@ -1322,13 +1322,14 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 		       FZ_PROCS, FZ_THREADS, rel_src_name());
 
 	/*
-	 * Caps a thread's persistent pools reach now and then, so that the
-	 * model meets EDQUOT (a thread's user has three pools of a few pages
-	 * each); each thread reads them back with QUERY.
+	 * Persistent pools, off by default, enabled for the run with caps a
+	 * thread's persistent pools reach now and then, so that the model
+	 * meets EDQUOT (a thread's user has three pools of a few pages each);
+	 * each thread reads them back with QUERY.
 	 */
 	max_persist = kfd_param_get("max_user_persistent");
 	max_pbytes = kfd_param_get("max_user_persistent_bytes");
-	if (max_persist > 0 && max_pbytes > 0) {
+	if (max_persist >= 0 && max_pbytes >= 0) {
 		ASSERT_EQ(0, kfd_param_set("max_user_persistent", 2));
 		ASSERT_EQ(0, kfd_param_set("max_user_persistent_bytes",
 					   64 * 1024));
@@ -1354,7 +1355,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 	 * Put back what the fuzzers used before any assertion: this
 	 * harness skips the teardown after a failed one.
 	 */
-	if (max_persist > 0 && max_pbytes > 0) {
+	if (max_persist >= 0 && max_pbytes >= 0) {
 		kfd_param_set("max_user_persistent", max_persist);
 		kfd_param_set("max_user_persistent_bytes", max_pbytes);
 	}
@@ -1377,7 +1378,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_and_uring, 3000)
 		EXPECT_LT(0, fs->parked);
 		EXPECT_LT(0, fs->adopted);
 		EXPECT_LT(0, fs->destroyed);
-		if (max_persist > 0)
+		if (max_persist >= 0)
 			EXPECT_LT(0, fs->edquot);
 		EXPECT_LT(0, fs->user_checks);
 		EXPECT_LT(0, fs->debugfs);
