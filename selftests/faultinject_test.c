@@ -17,11 +17,12 @@
  * (CONFIG_FAIL_PAGE_ALLOC): for its cases the page allocator's fault
  * injection is made to count order-0, highmem and sleeping allocations.
  *
- * Persistent pools are among the cases: creating one, its owner handle,
- * adopting it, destroying it (on its owner fd and by id), and PIN and
- * ALLOC in it.  A failed create or adopt must leave no pool kept, no
- * module reference and nothing charged to the user's persistent figures;
- * a failed adopt leaves the pool adoptable.
+ * Persistent pools (off by default, enabled for the test) are among the
+ * cases: creating one, its owner handle, adopting it, destroying it (on
+ * its owner fd and by id), and PIN and ALLOC in it.  A failed create or
+ * adopt must leave no pool kept, no module reference and nothing charged
+ * to the user's persistent figures; a failed adopt leaves the pool
+ * adoptable.
  *
  * Needs CONFIG_FAULT_INJECTION_DEBUG_FS and CONFIG_FAILSLAB (the debug
  * kernel); skips elsewhere.
@@ -40,6 +41,9 @@
 #define FI_MAX_NTH 2000
 
 /* Settings changed, to be put back. */
+/* Persistent pools are off by default: on for the cases that make them. */
+#define FI_PERSIST_KNOB	"/sys/module/kfdpool/parameters/max_user_persistent"
+
 static const char *const fi_knobs[] = {
 	FI_FAILSLAB "ignore-gfp-wait", FI_FAILSLAB "verbose",
 	FI_FAILSLAB "probability", FI_FAILSLAB "interval",
@@ -56,6 +60,7 @@ static const char *const fi_knobs[] = {
 	FI_PAGEALLOC "ignore-gfp-wait", FI_PAGEALLOC "ignore-gfp-highmem",
 	FI_PAGEALLOC "min-order", FI_PAGEALLOC "verbose",
 	FI_PAGEALLOC "probability",
+	FI_PERSIST_KNOB,
 };
 #define FI_NKNOBS (sizeof(fi_knobs) / sizeof(fi_knobs[0]))
 
@@ -675,6 +680,7 @@ FIXTURE_SETUP(fi)
 	kfd_file_write(FI_USERCOPY "probability", "0");
 	kfd_file_write(FI_PAGEALLOC "verbose", "0");
 	kfd_file_write(FI_PAGEALLOC "probability", "0");
+	ASSERT_EQ(0, kfd_file_write(FI_PERSIST_KNOB, "4"));
 	rel_counts_read(&self->base);
 	/* The control fd is part of the baseline. */
 }
