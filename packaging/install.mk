@@ -70,14 +70,16 @@ $(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
 	@mkdir -p $(dir $@)
 	$(CC) $(STAT_CFLAGS) -o $@ $(STAT_SRCS) $(JSONC_LIBS)
 
-# Native unit test of the fdinfo parser, the pool model, file grouping and
-# the JSON document (no kernel needed).
+# Native unit test of the fdinfo parser, the pool model, file grouping, the
+# JSON document and the Prometheus text (no kernel needed); promtool lints
+# that text (tools/stat/test/prom-lint).
 $(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STAT_CFLAGS) -I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS) $(JSONC_LIBS)
 
 stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
-	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit
+	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit $(BUILD)/stat/sample.prom
+	$(KTAP_RUN) stat-prom-lint $(SRC)/tools/stat/test/prom-lint $(SRC) $(BUILD)/stat/sample.prom
 	$(KTAP_RUN) stat-fakeproc $(SRC)/tools/stat/test/fakeproc-test \
 		$(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
@@ -85,6 +87,13 @@ unit: stat-unit
 
 # selftests/stat_test.c runs build/tools/kfdpool-stat in the VM.
 selftests: stat
+
+# kfdpool-stat --prometheus on live pools of two users (a persistent one,
+# an importer: selftests/stat_prom_test in the 6.12 VM), its output
+# through promtool check metrics on the host (TAP; make check runs it).
+.PHONY: stat-prom-check
+stat-prom-check: selftests
+	$(SRC)/tools/stat/test/prom-check $(SRC) $(BUILD)
 
 # ---------------------------------------------------------------- Fortran
 ifeq ($(origin FC),default)
