@@ -139,8 +139,10 @@ $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
 	$(CC) $(CFLAGS) -Wall -Wextra -Werror -c -o $@_stub.o $(SRC)/userlib/fortran/test/abi_stub.c
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
 
-fortran-unit: $(FORTRAN_OUT)/test/abi_driver
+# And its names and values against hipfort's (userlib/fortran/test/hipfort-names).
+fortran-unit: $(FORTRAN_OUT)/test/abi_driver $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	$(KTAP_RUN) fortran-abi $(FORTRAN_OUT)/test/abi_driver
+	$(KTAP_RUN) fortran-names $(SRC)/userlib/fortran/test/names-check $(SRC) $(FORTRAN_OUT) $(FC)
 unit: fortran-unit
 
 # selftests/lib_fortran_test runs them.
