@@ -131,6 +131,18 @@ $(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_
 		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a \
 		$(NATIVE_STATIC_LIBS) $(HIPLIB_STATIC_LIBS)
 
+# examples/exporter.f90 and importer.f90: README's first program in
+# Fortran, built with README's line for them (gfortran PROG.f90
+# $(pkg-config --cflags --libs kfdpool-hip)) against this tree's
+# kfdpool-hip-uninstalled.pc, plus an rpath to build/lib.
+EXAMPLES_F90 := $(EXAMPLES_OUT)/exporter_f90 $(EXAMPLES_OUT)/importer_f90
+examples: $(EXAMPLES_F90)
+$(EXAMPLES_F90): $(EXAMPLES_OUT)/%_f90: $(SRC)/examples/%.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod \
+		$(LIB_SO) $(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc \
+		$(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc
+	@mkdir -p $(dir $@)
+	$(FC) -Wall -Wextra -Werror -o $@ $< $(README_PC) -Wl,-rpath,$(LIBDIR_OUT)
+
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
 $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \

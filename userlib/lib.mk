@@ -99,6 +99,7 @@ $(LIBDIR_OUT)/pkgconfig/%-uninstalled.pc: $(SRC)/userlib/%.pc.in
 	sed -e 's|@PREFIX@|$(BUILD)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		-e 's|^libdir=.*|libdir=$(LIBDIR_OUT)|' \
 		-e 's|^includedir=.*|includedir=$(SRC)/userlib/include|' \
+		-e 's|^fmoddir=.*|fmoddir=$(BUILD)/fortran|' \
 		-e 's|^Cflags:.*|& -I$(SRC)/uapi|' $< > $@
 
 # ---- unit tests: userlib/test/*_test.c, each a KTAP-printing program ----
