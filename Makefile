@@ -12,8 +12,9 @@
 #   make demo             the main job: boot 6.12, share a pool, show accounting
 #   make demo-weights     a weight cache in a persistent pool: producer exits,
 #                         servers import later, a new producer adopts it
-#   make examples         examples/: README's exporter and importer,
-#                         pool_info (native API), share_pool (make demo's)
+#   make examples         examples/: README's exporter and importer (C, and
+#                         Fortran where gfortran is), pool_info (native
+#                         API), share_pool (make demo's)
 #   make check            every test, ending with "N passed, N failed"
 #   make coverage         line coverage of kmod/ and userlib/src/ by the suite
 #   make bench            the benchmarks in the 6.12 VM: table, CSV and JSON
@@ -24,7 +25,8 @@
 #                         builds everything and names each check it did not run)
 #   make deps             install the Debian packages all of this needs and
 #                         fetch the test kernels into the cache (never
-#                         installing a kernel on this machine)
+#                         installing a kernel on this machine); make demo
+#                         sets up only its own part (tools/deps --demo)
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(SRC)/build

@@ -70,14 +70,16 @@ $(STAT_OUT)/kfdpool-stat: $(STAT_SRCS) $(STAT_HDRS) $(SRC)/uapi/linux/kfdpool.h
 	@mkdir -p $(dir $@)
 	$(CC) $(STAT_CFLAGS) -o $@ $(STAT_SRCS) $(JSONC_LIBS)
 
-# Native unit test of the fdinfo parser, the pool model, file grouping and
-# the JSON document (no kernel needed).
+# Native unit test of the fdinfo parser, the pool model, file grouping, the
+# JSON document and the Prometheus text (no kernel needed); promtool lints
+# that text (tools/stat/test/prom-lint).
 $(BUILD)/stat/stat-unit: $(SRC)/tools/stat/test/parse_test.c $(STAT_LIB_SRCS) $(STAT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STAT_CFLAGS) -I$(SRC)/tools/stat -o $@ $< $(STAT_LIB_SRCS) $(JSONC_LIBS)
 
 stat-unit: $(BUILD)/stat/stat-unit $(STAT_OUT)/kfdpool-stat
-	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit
+	$(KTAP_RUN) stat-unit $(BUILD)/stat/stat-unit $(BUILD)/stat/sample.prom
+	$(KTAP_RUN) stat-prom-lint $(SRC)/tools/stat/test/prom-lint $(SRC) $(BUILD)/stat/sample.prom
 	$(KTAP_RUN) stat-fakeproc $(SRC)/tools/stat/test/fakeproc-test \
 		$(STAT_OUT)/kfdpool-stat $(BUILD)/stat-fakeproc
 
@@ -85,6 +87,13 @@ unit: stat-unit
 
 # selftests/stat_test.c runs build/tools/kfdpool-stat in the VM.
 selftests: stat
+
+# kfdpool-stat --prometheus on live pools of two users (a persistent one,
+# an importer: selftests/stat_prom_test in the 6.12 VM), its output
+# through promtool check metrics on the host (TAP; make check runs it).
+.PHONY: stat-prom-check
+stat-prom-check: selftests
+	$(SRC)/tools/stat/test/prom-check $(SRC) $(BUILD)
 
 # ---------------------------------------------------------------- Fortran
 ifeq ($(origin FC),default)
@@ -122,6 +131,18 @@ $(BUILD)/bin/kfdpool_f_%: $(SRC)/userlib/fortran/test/kfdpool_f_%.f90 $(FORTRAN_
 		$(FORTRAN_COMMON) $(LIBDIR_OUT)/libkfdpool-hip.a $(LIBDIR_OUT)/libkfdpool.a \
 		$(NATIVE_STATIC_LIBS) $(HIPLIB_STATIC_LIBS)
 
+# examples/exporter.f90 and importer.f90: README's first program in
+# Fortran, built with README's line for them (gfortran PROG.f90
+# $(pkg-config --cflags --libs kfdpool-hip)) against this tree's
+# kfdpool-hip-uninstalled.pc, plus an rpath to build/lib.
+EXAMPLES_F90 := $(EXAMPLES_OUT)/exporter_f90 $(EXAMPLES_OUT)/importer_f90
+examples: $(EXAMPLES_F90)
+$(EXAMPLES_F90): $(EXAMPLES_OUT)/%_f90: $(SRC)/examples/%.f90 $(FORTRAN_OUT)/hipfort_kfdpool.mod \
+		$(LIB_SO) $(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc \
+		$(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc
+	@mkdir -p $(dir $@)
+	$(FC) -Wall -Wextra -Werror -o $@ $< $(README_PC) -Wl,-rpath,$(LIBDIR_OUT)
+
 # Native check of the interfaces' conventions against HIP's C prototypes
 # (stand-in functions from HIP's own header; the real library not involved).
 $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
@@ -130,8 +151,10 @@ $(FORTRAN_OUT)/test/abi_driver: $(SRC)/userlib/fortran/test/abi_driver.f90 \
 	$(CC) $(CFLAGS) -Wall -Wextra -Werror -c -o $@_stub.o $(SRC)/userlib/fortran/test/abi_stub.c
 	$(FC) $(FFLAGS) $(FWARN) -Werror -I$(FORTRAN_OUT) -o $@ $< $@_stub.o
 
-fortran-unit: $(FORTRAN_OUT)/test/abi_driver
+# And its names and values against hipfort's (userlib/fortran/test/hipfort-names).
+fortran-unit: $(FORTRAN_OUT)/test/abi_driver $(FORTRAN_OUT)/hipfort_kfdpool.mod
 	$(KTAP_RUN) fortran-abi $(FORTRAN_OUT)/test/abi_driver
+	$(KTAP_RUN) fortran-names $(SRC)/userlib/fortran/test/names-check $(SRC) $(FORTRAN_OUT) $(FC)
 unit: fortran-unit
 
 # selftests/lib_fortran_test runs them.

@@ -99,6 +99,7 @@ $(LIBDIR_OUT)/pkgconfig/%-uninstalled.pc: $(SRC)/userlib/%.pc.in
 	sed -e 's|@PREFIX@|$(BUILD)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		-e 's|^libdir=.*|libdir=$(LIBDIR_OUT)|' \
 		-e 's|^includedir=.*|includedir=$(SRC)/userlib/include|' \
+		-e 's|^fmoddir=.*|fmoddir=$(BUILD)/fortran|' \
 		-e 's|^Cflags:.*|& -I$(SRC)/uapi|' $< > $@
 
 # ---- unit tests: userlib/test/*_test.c, each a KTAP-printing program ----
@@ -218,6 +219,11 @@ EXAMPLES += $(if $(HIP_API_H),$(EXAMPLES_OUT)/share_pool-hiphdr)
 EXAMPLES += $(if $(and $(HIP_API_H),$(HIP_RT_LIB)), \
 	$(EXAMPLES_OUT)/share_pool-hiprt $(EXAMPLES_OUT)/share_pool-preload)
 examples: $(EXAMPLES)
+# What make demo runs (tools/demo), no more: the library, kfdpool-query,
+# README's pair and share_pool.
+.PHONY: demo-progs
+demo-progs: lib tools $(filter $(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer \
+	$(EXAMPLES_OUT)/share_pool $(EXAMPLES_OUT)/share_pool-hiphdr $(EXAMPLES_OUT)/share_pool-hiprt,$(EXAMPLES))
 EXAMPLE_CC = $(CC) $(LIB_CSTD) -O2 -g $(WARNFLAGS) -Wno-missing-prototypes $(LIB_CPPFLAGS)
 $(EXAMPLES_OUT)/exporter $(EXAMPLES_OUT)/importer: $(EXAMPLES_OUT)/%: $(EXAMPLES_SRC)/%.c $(LIB_SO) $(LIB_HDRS) \
 		$(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc $(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc

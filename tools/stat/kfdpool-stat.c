@@ -6,7 +6,9 @@
  * CAP_SYS_ADMIN, else the caller's own); the pool fds of each process from
  * /proc/PID/fdinfo/FD (the caller's own processes, or all with root).  Both
  * are stable interfaces of the module; debugfs is not read.  Whatever
- * cannot be read is said, never silently dropped.
+ * cannot be read is said, never silently dropped.  --prometheus writes
+ * the pools and the module's limits (KFDPOOL_IOC_QUERY) as metrics,
+ * --output FILE replaces FILE with each snapshot atomically.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +37,8 @@
 #define EXIT_NO_MODULE 3
 
 static struct kps_opts opt = { .device = "/dev/kfdpool", .proc = "/proc" };
-static int json;
+static int json, prometheus;
+static const char *output;
 static double watch;
 
 static volatile sig_atomic_t stop;
@@ -109,6 +113,9 @@ static int add_pool(struct kps_snapshot *s, const struct kps_pool *p)
 	return 0;
 }
 
+/* Why the last list_pools() could not list (for --prometheus). */
+static char list_error[256];
+
 /* Every pool the caller may see, a page at a time. */
 static void list_pools(struct kps_snapshot *s)
 {
@@ -124,11 +131,12 @@ static void list_pools(struct kps_snapshot *s)
 		int e = errno;
 
 		if (e == ENOENT)
-			note(s, "%s does not exist (kfdpool not loaded?): pools listed from the fds this user can see",
-			     opt.device);
+			snprintf(list_error, sizeof(list_error),
+				 "%s does not exist (kfdpool not loaded?)", opt.device);
 		else
-			note(s, "cannot open %s: %s: pools listed from the fds this user can see",
-			     opt.device, strerror(e));
+			snprintf(list_error, sizeof(list_error), "cannot open %s: %s",
+				 opt.device, strerror(e));
+		note(s, "%s: pools listed from the fds this user can see", list_error);
 		return;
 	}
 	do {
@@ -138,10 +146,12 @@ static void list_pools(struct kps_snapshot *s)
 		l.cursor = l.next_cursor;
 		if (ioctl(fd, KFDPOOL_IOC_POOL_LIST, &l)) {
 			if (errno == ENOTTY)
-				note(s, "this kfdpool module has no POOL_LIST: pools listed from the fds this user can see");
+				snprintf(list_error, sizeof(list_error),
+					 "this kfdpool module has no POOL_LIST");
 			else
-				note(s, "KFDPOOL_IOC_POOL_LIST: %s: pools listed from the fds this user can see",
-				     strerror(errno));
+				snprintf(list_error, sizeof(list_error),
+					 "KFDPOOL_IOC_POOL_LIST: %s", strerror(errno));
+			note(s, "%s: pools listed from the fds this user can see", list_error);
 			s->npools = 0;
 			close(fd);
 			return;
@@ -323,6 +333,117 @@ static void collect(struct kps_snapshot *s)
 	pools_from_fds(s);
 	if (kps_group_files(s))
 		note(s, "out of memory grouping pool fds into files");
+}
+
+/* The module's limits (QUERY answers on any fd of the device). */
+static void query_limits(struct kps_limits *l)
+{
+	struct kfdpool_query q;
+	int fd;
+
+	memset(l, 0, sizeof(*l));
+	memset(&q, 0, sizeof(q));
+	fd = open(opt.device, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!ioctl(fd, KFDPOOL_IOC_QUERY, &q)) {
+		l->known = 1;
+		l->default_pool_limit = q.default_pool_limit;
+		l->max_entries = q.max_entries;
+		l->max_records = q.max_records;
+		l->max_user_records = q.max_user_records;
+		l->max_user_persistent = q.max_user_persistent;
+		l->max_user_persistent_bytes = q.max_user_persistent_bytes;
+	}
+	close(fd);
+}
+
+/*
+ * The metrics: the module's own figures (POOL_LIST, QUERY), no process
+ * scan.  NULL, with the reason on stderr, when the pools cannot be listed.
+ */
+static char *metrics_text(void)
+{
+	struct kps_snapshot s;
+	struct kps_limits l;
+	char *text;
+
+	memset(&s, 0, sizeof(s));
+	list_pools(&s);
+	if (s.source != KPS_SOURCE_IOCTL) {
+		fprintf(stderr, "kfdpool-stat: %s: no metrics (they come from the module's pool list)\n",
+			list_error);
+		free(s.pools);
+		return NULL;
+	}
+	query_limits(&l);
+	text = kps_prometheus(&s, &l);
+	if (!text)
+		fprintf(stderr, "kfdpool-stat: out of memory\n");
+	free(s.pools);
+	return text;
+}
+
+/*
+ * Replace @path with @text atomically: a temporary file in the same
+ * directory, renamed over it, so that a reader (node_exporter's textfile
+ * collector) sees the old snapshot or the new one, never a part.  The
+ * temporary name does not end in .prom, which the collector skips.
+ */
+static int write_atomic(const char *path, const char *text)
+{
+	size_t len = strlen(text), done = 0;
+	int fd = -1, made = 0, e;
+	char *tmp;
+	ssize_t w;
+
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		fprintf(stderr, "kfdpool-stat: %s: %s\n", path, strerror(ENOMEM));
+		return -1;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	made = 1;
+	/* mkostemp makes it 0600: the collector runs as another user. */
+	if (fchmod(fd, 0644))
+		goto fail;
+	while (done < len) {
+		w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!w)
+				errno = EIO;
+			goto fail;
+		}
+		done += (size_t)w;
+	}
+	e = close(fd);
+	fd = -1;
+	if (e || rename(tmp, path))
+		goto fail;
+	free(tmp);
+	return 0;
+
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (made)
+		unlink(tmp);
+	fprintf(stderr, "kfdpool-stat: %s: %s\n", path, strerror(e));
+	free(tmp);
+	return -1;
+}
+
+/* One snapshot's text, to stdout or --output; 0, or 1 on failure. */
+static int emit(const char *text)
+{
+	if (output)
+		return write_atomic(output, text) ? 1 : 0;
+	fputs(text, stdout);
+	return fflush(stdout) ? 1 : 0;
 }
 
 static void release(struct kps_snapshot *s)
@@ -512,6 +633,10 @@ static void usage(FILE *f)
 		"(/proc/PID/fdinfo): accounting, owners, importers.\n"
 		"\n"
 		"  -j, --json           one JSON document on one line instead of text\n"
+		"      --prometheus     the pools, per-user and global sums and the module's\n"
+		"                       limits as Prometheus metrics (text format 0.0.4)\n"
+		"  -o, --output FILE    with --json or --prometheus: replace FILE with each\n"
+		"                       snapshot atomically (node_exporter's textfile collector)\n"
 		"  -w, --watch SECONDS  repeat every SECONDS (fractions allowed) until\n"
 		"                       interrupted; with --json a document per line (NDJSON)\n"
 		"  -b, --bytes          sizes in bytes instead of KiB, MiB, GiB\n"
@@ -525,7 +650,8 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status:\n"
 		"  0  the listing was printed (what could not be read is in its notes)\n"
-		"  1  the output could not be written, or --destroy failed\n"
+		"  1  the output could not be written, --prometheus could not list the\n"
+		"     pools, or --destroy failed\n"
 		"  2  a usage error\n"
 		"  %d  no kfdpool module: the device does not exist; nothing is listed\n"
 		"     and stderr says so first\n"
@@ -537,6 +663,8 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'M' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "pool", required_argument, NULL, 'p' },
@@ -552,9 +680,11 @@ int main(int argc, char **argv)
 	char *end, *line;
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "jw:bp:Vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jo:w:bp:Vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'M': prometheus = 1; break;
+		case 'o': output = optarg; break;
 		case 'b': opt.bytes = 1; break;
 		case 'p':
 			if (!kps_valid_id(optarg)) {
@@ -587,8 +717,15 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || (destroy && (json || watch || opt.pool))) {
+	if (optind != argc || (destroy && (json || prometheus || output || watch || opt.pool))) {
 		usage(stderr);
+		return 2;
+	}
+	if ((json && prometheus) || (prometheus && opt.pool) || (output && !json && !prometheus)) {
+		fprintf(stderr, "kfdpool-stat: %s\n", json && prometheus ?
+			"--json or --prometheus, not both" : prometheus && opt.pool ?
+			"--prometheus covers every pool: no --pool" :
+			"--output wants --json or --prometheus");
 		return 2;
 	}
 	if (destroy)
@@ -600,22 +737,25 @@ int main(int argc, char **argv)
 			ret = EXIT_NO_MODULE;
 			break;
 		}
-		collect(&s);
-		if (watch && !json && isatty(STDOUT_FILENO))
-			printf("\033[H\033[2J");
-		if (json) {
-			line = kps_json(&s, &opt, (long long)time(NULL));
-			if (line)
-				fputs(line, stdout);
-			else
-				ret = 1;
+		if (prometheus) {
+			line = metrics_text();
+			ret = line ? emit(line) : 1;
 			free(line);
 		} else {
-			print_text(&s);
+			collect(&s);
+			if (watch && !json && isatty(STDOUT_FILENO))
+				printf("\033[H\033[2J");
+			if (json) {
+				line = kps_json(&s, &opt, (long long)time(NULL));
+				ret = line ? emit(line) : 1;
+				free(line);
+			} else {
+				print_text(&s);
+				if (fflush(stdout))
+					ret = 1;
+			}
+			release(&s);
 		}
-		if (fflush(stdout))
-			ret = 1;
-		release(&s);
 		if (watch && !stop) {
 			struct timespec ts = { (time_t)watch,
 				(long)((watch - (double)(time_t)watch) * 1e9) };

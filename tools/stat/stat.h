@@ -66,6 +66,24 @@ struct kps_opts {
 /* Group the holders into files (by pool id and file id). */
 int kps_group_files(struct kps_snapshot *s);
 
+/* The module's limits, from KFDPOOL_IOC_QUERY (known: 0 when it failed). */
+struct kps_limits {
+	int known;
+	uint64_t default_pool_limit;
+	uint32_t max_entries;
+	uint32_t max_records;
+	uint32_t max_user_records;
+	uint32_t max_user_persistent;
+	uint64_t max_user_persistent_bytes;
+};
+
+/*
+ * The snapshot in Prometheus's text format (every pool, per-user and
+ * global sums, the limits when known); malloc'd.  NULL when the pools did
+ * not come from POOL_LIST (no uid to sum by) or out of memory.
+ */
+char *kps_prometheus(const struct kps_snapshot *s, const struct kps_limits *l);
+
 /* The snapshot as one line of JSON (NDJSON), newline included; malloc'd. */
 char *kps_json(const struct kps_snapshot *s, const struct kps_opts *o,
 	       long long now);

@@ -29,27 +29,104 @@
 ! reserved(64).  Its components default to zero, as the library requires of
 ! the reserved bytes.
 !
-! The kfdpool* procedures at the end are libkfdpool-hip's batch and
-! persistent-pool extensions.
+! The enumerators are hipfort's, names and values: every one of the mempool
+! API's enums and of hipError_t (userlib/fortran/test/hipfort-names lists
+! them as hipfort declares them, and make unit checks this module against
+! that list).  The kfdpool* names are libkfdpool-hip's own: its fabric
+! handle type, and the batch and persistent-pool extensions at the end.
 ! The module has interfaces, types and constants only: using it needs the
 ! .mod file and -lkfdpool-hip, no Fortran object or library of its own.
 module hipfort_kfdpool
   use iso_c_binding
   implicit none
 
-  ! hipError_t (the values this API returns)
+  ! hipError_t: every code, as hipfort declares it (this API returns few of
+  ! them; a call forwarded to HIP's runtime may return any)
   enum, bind(c)
     enumerator :: hipSuccess = 0
     enumerator :: hipErrorInvalidValue = 1
     enumerator :: hipErrorOutOfMemory = 2
+    enumerator :: hipErrorMemoryAllocation = 2
     enumerator :: hipErrorNotInitialized = 3
+    enumerator :: hipErrorInitializationError = 3
+    enumerator :: hipErrorDeinitialized = 4
+    enumerator :: hipErrorProfilerDisabled = 5
+    enumerator :: hipErrorProfilerNotInitialized = 6
+    enumerator :: hipErrorProfilerAlreadyStarted = 7
+    enumerator :: hipErrorProfilerAlreadyStopped = 8
+    enumerator :: hipErrorInvalidConfiguration = 9
+    enumerator :: hipErrorInvalidPitchValue = 12
+    enumerator :: hipErrorInvalidSymbol = 13
+    enumerator :: hipErrorInvalidDevicePointer = 17
+    enumerator :: hipErrorInvalidMemcpyDirection = 21
+    enumerator :: hipErrorInsufficientDriver = 35
+    enumerator :: hipErrorMissingConfiguration = 52
+    enumerator :: hipErrorPriorLaunchFailure = 53
+    enumerator :: hipErrorInvalidDeviceFunction = 98
     enumerator :: hipErrorNoDevice = 100
     enumerator :: hipErrorInvalidDevice = 101
+    enumerator :: hipErrorInvalidImage = 200
+    enumerator :: hipErrorInvalidContext = 201
+    enumerator :: hipErrorContextAlreadyCurrent = 202
+    enumerator :: hipErrorMapFailed = 205
+    enumerator :: hipErrorMapBufferObjectFailed = 205
+    enumerator :: hipErrorUnmapFailed = 206
+    enumerator :: hipErrorArrayIsMapped = 207
     enumerator :: hipErrorAlreadyMapped = 208
+    enumerator :: hipErrorNoBinaryForGpu = 209
+    enumerator :: hipErrorAlreadyAcquired = 210
+    enumerator :: hipErrorNotMapped = 211
+    enumerator :: hipErrorNotMappedAsArray = 212
+    enumerator :: hipErrorNotMappedAsPointer = 213
+    enumerator :: hipErrorECCNotCorrectable = 214
+    enumerator :: hipErrorUnsupportedLimit = 215
+    enumerator :: hipErrorContextAlreadyInUse = 216
+    enumerator :: hipErrorPeerAccessUnsupported = 217
+    enumerator :: hipErrorInvalidKernelFile = 218
+    enumerator :: hipErrorInvalidGraphicsContext = 219
+    enumerator :: hipErrorInvalidSource = 300
+    enumerator :: hipErrorFileNotFound = 301
+    enumerator :: hipErrorSharedObjectSymbolNotFound = 302
+    enumerator :: hipErrorSharedObjectInitFailed = 303
+    enumerator :: hipErrorOperatingSystem = 304
     enumerator :: hipErrorInvalidHandle = 400
+    enumerator :: hipErrorInvalidResourceHandle = 400
+    enumerator :: hipErrorIllegalState = 401
     enumerator :: hipErrorNotFound = 500
+    enumerator :: hipErrorNotReady = 600
+    enumerator :: hipErrorIllegalAddress = 700
+    enumerator :: hipErrorLaunchOutOfResources = 701
+    enumerator :: hipErrorLaunchTimeOut = 702
+    enumerator :: hipErrorPeerAccessAlreadyEnabled = 704
+    enumerator :: hipErrorPeerAccessNotEnabled = 705
+    enumerator :: hipErrorSetOnActiveProcess = 708
+    enumerator :: hipErrorContextIsDestroyed = 709
+    enumerator :: hipErrorAssert = 710
+    enumerator :: hipErrorHostMemoryAlreadyRegistered = 712
+    enumerator :: hipErrorHostMemoryNotRegistered = 713
+    enumerator :: hipErrorLaunchFailure = 719
+    enumerator :: hipErrorCooperativeLaunchTooLarge = 720
     enumerator :: hipErrorNotSupported = 801
+    enumerator :: hipErrorStreamCaptureUnsupported = 900
+    enumerator :: hipErrorStreamCaptureInvalidated = 901
+    enumerator :: hipErrorStreamCaptureMerge = 902
+    enumerator :: hipErrorStreamCaptureUnmatched = 903
+    enumerator :: hipErrorStreamCaptureUnjoined = 904
+    enumerator :: hipErrorStreamCaptureIsolation = 905
+    enumerator :: hipErrorStreamCaptureImplicit = 906
+    enumerator :: hipErrorCapturedEvent = 907
+    enumerator :: hipErrorStreamCaptureWrongThread = 908
+    enumerator :: hipErrorGraphExecUpdateFailure = 910
+    enumerator :: hipErrorInvalidChannelDescriptor = 911
+    enumerator :: hipErrorInvalidTexture = 912
+    enumerator :: hipErrorInvalidResourceType = 914
+    enumerator :: hipErrorInvalidResourceConfiguration = 915
+    enumerator :: hipErrorStreamDetached = 916
     enumerator :: hipErrorUnknown = 999
+    enumerator :: hipErrorRuntimeMemory = 1052
+    enumerator :: hipErrorRuntimeOther = 1053
+    enumerator :: hipErrorInvalidClusterSize = 1054
+    enumerator :: hipErrorTbd = 1055
   end enum
 
   ! hipMemPoolAttr
@@ -67,8 +144,11 @@ module hipfort_kfdpool
   ! hipMemLocationType
   enum, bind(c)
     enumerator :: hipMemLocationTypeInvalid = 0
+    enumerator :: hipMemLocationTypeNone = 0
     enumerator :: hipMemLocationTypeDevice = 1
     enumerator :: hipMemLocationTypeHost = 2
+    enumerator :: hipMemLocationTypeHostNuma = 3
+    enumerator :: hipMemLocationTypeHostNumaCurrent = 4
   end enum
 
   ! hipMemAccessFlags
@@ -82,6 +162,8 @@ module hipfort_kfdpool
   enum, bind(c)
     enumerator :: hipMemAllocationTypeInvalid = 0
     enumerator :: hipMemAllocationTypePinned = 1
+    enumerator :: hipMemAllocationTypeManaged = 2
+    enumerator :: hipMemAllocationTypeUncached = int(z'40000000')
     enumerator :: hipMemAllocationTypeMax = int(z'7FFFFFFF')
   end enum
 
@@ -116,6 +198,13 @@ module hipfort_kfdpool
   type, bind(c) :: hipMemPoolPtrExportData
     integer(c_signed_char) :: reserved(64) = 0_c_signed_char
   end type hipMemPoolPtrExportData
+
+  ! kfdpoolFabricHandle_t: a pool's hipMemHandleTypeFabric handle, which
+  ! hipMemPoolExportToShareableHandle writes and ...ImportFromShareableHandle
+  ! reads (c_loc() of one)
+  type, bind(c) :: kfdpoolFabricHandle
+    integer(c_signed_char) :: data(64) = 0_c_signed_char
+  end type kfdpoolFabricHandle
 
   ! kfdpoolOwnerHandle_t: the owner handle of a persistent pool
   type, bind(c) :: kfdpoolOwnerHandle
@@ -172,6 +261,33 @@ module hipfort_kfdpool
       type(c_ptr), value :: stream
       integer(c_int) :: res
     end function hipFreeAsync
+
+    ! A pointer of a pool (allocated or imported) or, beside HIP's runtime,
+    ! any of the runtime's.
+    function hipFree(ptr) result(res) bind(c, name="hipFree")
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ptr
+      integer(c_int) :: res
+    end function hipFree
+
+    ! kfdpool's pools are made no device's or location's current pool
+    ! (hipErrorInvalidValue); the runtime's pools are passed on to it.
+    function hipDeviceSetMemPool(device, mem_pool) result(res) &
+        bind(c, name="hipDeviceSetMemPool")
+      import :: c_ptr, c_int
+      integer(c_int), value :: device
+      type(c_ptr), value :: mem_pool
+      integer(c_int) :: res
+    end function hipDeviceSetMemPool
+
+    function hipMemSetMemPool(location, mytype, pool) result(res) &
+        bind(c, name="hipMemSetMemPool")
+      import :: c_ptr, c_int, hipMemLocation
+      type(hipMemLocation) :: location
+      integer(c_int), value :: mytype
+      type(c_ptr), value :: pool
+      integer(c_int) :: res
+    end function hipMemSetMemPool
 
     function hipMemPoolTrimTo(mem_pool, min_bytes_to_hold) result(res) &
         bind(c, name="hipMemPoolTrimTo")

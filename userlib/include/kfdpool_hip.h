@@ -7,7 +7,8 @@
  * included before this header, or this header is compiled for HIP
  * (__HIP_PLATFORM_AMD__ defined, as pkg-config --cflags kfdpool-hip does,
  * and the header installed), HIP's own types are used and only what older
- * HIP lacks is added (hipMemLocationTypeHost, hipMemHandleTypeFabric): so
+ * HIP lacks is added (hipMemLocationTypeHost and the host NUMA locations,
+ * hipMemAllocationTypeManaged and ...Uncached, hipMemHandleTypeFabric): so
  * either header may come first.  Otherwise the types come from
  * <kfdpool_hip_types.h>.  Define KFDPOOL_HIP_OWN_TYPES to never include
  * HIP's header.  With HIP 5.2's headers, hipMemPoolProps has reserved[64]
@@ -47,6 +48,21 @@
 #endif
 #ifndef hipMemHandleTypeFabric
 #define hipMemHandleTypeFabric ((hipMemAllocationHandleType)8)
+#endif
+#ifndef hipMemLocationTypeNone
+#define hipMemLocationTypeNone ((hipMemLocationType)0)
+#endif
+#ifndef hipMemLocationTypeHostNuma
+#define hipMemLocationTypeHostNuma ((hipMemLocationType)3)
+#endif
+#ifndef hipMemLocationTypeHostNumaCurrent
+#define hipMemLocationTypeHostNumaCurrent ((hipMemLocationType)4)
+#endif
+#ifndef hipMemAllocationTypeManaged
+#define hipMemAllocationTypeManaged ((hipMemAllocationType)0x2)
+#endif
+#ifndef hipMemAllocationTypeUncached
+#define hipMemAllocationTypeUncached ((hipMemAllocationType)0x40000000)
 #endif
 #else
 #include <kfdpool_hip_types.h>

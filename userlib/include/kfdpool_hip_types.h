@@ -2,7 +2,8 @@
 /*
  * HIP's types, enum values and struct layouts as libkfdpool uses them, for
  * builds without HIP's headers.  Written from HIP's documented ABI (current
- * HIP: hipMemPoolProps with maxSize, hipMemLocationTypeHost,
+ * HIP: hipMemPoolProps with maxSize, hipMemLocationTypeHost and the host
+ * NUMA locations, hipMemAllocationTypeManaged and ...Uncached,
  * hipMemHandleTypeFabric); checked against Debian's HIP 5.2 headers by
  * userlib/test/hip_abi_test.c where they are installed.
  *
@@ -111,8 +112,11 @@ typedef enum hipMemPoolAttr {
 
 typedef enum hipMemLocationType {
 	hipMemLocationTypeInvalid = 0,
+	hipMemLocationTypeNone = 0,
 	hipMemLocationTypeDevice = 1,
 	hipMemLocationTypeHost = 2,
+	hipMemLocationTypeHostNuma = 3,		/* id: a host NUMA node */
+	hipMemLocationTypeHostNumaCurrent = 4,	/* the calling thread's node */
 } hipMemLocationType;
 
 typedef struct hipMemLocation {
@@ -134,6 +138,8 @@ typedef struct hipMemAccessDesc {
 typedef enum hipMemAllocationType {
 	hipMemAllocationTypeInvalid = 0x0,
 	hipMemAllocationTypePinned = 0x1,
+	hipMemAllocationTypeManaged = 0x2,
+	hipMemAllocationTypeUncached = 0x40000000,
 	hipMemAllocationTypeMax = 0x7FFFFFFF,
 } hipMemAllocationType;
 

@@ -197,6 +197,170 @@ static void json_checks(void)
 	free(s.files);
 }
 
+/* The number after "NAME{LABELS} " on its own line of @text, or -1. */
+static double sample(const char *text, const char *series)
+{
+	const char *p = text;
+	size_t len = strlen(series);
+
+	while ((p = strstr(p, series))) {
+		if ((p == text || p[-1] == '\n') && p[len] == ' ') {
+			if (!strncmp(p + len + 1, "+Inf\n", 5))
+				return 1e300;
+			return strtod(p + len + 1, NULL);
+		}
+		p += len;
+	}
+	return -1;
+}
+
+/*
+ * Three pools of two users (one persistent, one with an importer and a
+ * name that needs escaping): per-pool samples, per-user and global sums,
+ * limits, "no limit" as +Inf, HELP and TYPE once per family.  argv[1], when
+ * given, gets the text (tools/stat/test/prom-lint hands it to promtool).
+ */
+static void prom_checks(const char *save)
+{
+	static const char a[] = "{id=\"00112233445566778899aabbccddeeff\",name=\"we\\\"ird\\\\\",uid=\"0\",persistent=\"true\"}";
+	static const char c[] = "{id=\"cc112233445566778899aabbccddeeff\",name=\"\",uid=\"1000\",persistent=\"false\"}";
+	struct kps_limits l = { .known = 1, .default_pool_limit = 0, .max_entries = 65536,
+				.max_records = 1048576, .max_user_records = 1000,
+				.max_user_persistent = 4, .max_user_persistent_bytes = 0 };
+	struct kfdpool_pool_info info;
+	struct kps_pool pool[3];
+	struct kps_snapshot s;
+	char *text;
+	FILE *f;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	memset(&info, 0, sizeof(info));
+	for (i = 0; i < 16; i++)
+		info.id[i] = (unsigned char)(i * 0x11);
+	memcpy(info.name, "we\"ird\\", 7);
+	info.uid = 0;
+	info.flags = KFDPOOL_POOL_PERSIST;
+	info.reserved_bytes = 4194304;
+	info.reserved_high = 6291456;
+	info.used_bytes = 1048576;
+	info.entries = 2;
+	info.records = 3;
+	info.age_ns = 90500000000ull;
+	kps_pool_from_info(&info, &pool[0]);
+	memset(&info, 0, sizeof(info));
+	info.id[0] = 0xbb;
+	memcpy(info.name, "plain", 6);
+	info.limit = 8388608;
+	info.reserved_bytes = 2097152;
+	info.records = 1;
+	info.owner_fds = 1;
+	kps_pool_from_info(&info, &pool[1]);
+	memset(&info, 0, sizeof(info));
+	for (i = 0; i < 16; i++)
+		info.id[i] = (unsigned char)(i * 0x11);
+	info.id[0] = 0xcc;
+	info.uid = 1000;
+	info.reserved_bytes = 1048576;
+	info.draining_bytes = 524288;
+	info.draining_entries = 1;
+	info.import_fds = 1;
+	info.imported_bytes = 524288;
+	info.records = 5;
+	info.owner_fds = 2;
+	kps_pool_from_info(&info, &pool[2]);
+	s.pools = pool;
+	s.npools = 3;
+	s.source = KPS_SOURCE_IOCTL;
+	s.scope = KFDPOOL_POOL_LIST_ALL;
+
+	text = kps_prometheus(&s, &l);
+	check(text != NULL, "prometheus: text made");
+	if (!text)
+		return;
+	if (save && (f = fopen(save, "w"))) {
+		fputs(text, f);
+		fclose(f);
+	}
+	for (const char *ln = text; *ln; ln = strchr(ln, '\n') + 1)
+		printf("# %.*s\n", (int)(strchr(ln, '\n') - ln), ln);
+	check(sample(text, "kfdpool_pool_reserved_bytes") < 0 &&
+	      sample(text, "kfdpool_pool_reserved_bytes{") < 0,
+	      "prometheus: pool samples carry their labels");
+	check(sample(text, "kfdpool_pool_reserved_high_bytes") < 0 && strstr(text,
+	      "kfdpool_pool_reserved_high_bytes{id=\"00112233445566778899aabbccddeeff\",name=\"we\\\"ird\\\\\",uid=\"0\",persistent=\"true\"} 6291456\n"),
+	      "prometheus: a quote and a backslash in a name are escaped");
+	{
+		char series[256];
+
+		snprintf(series, sizeof(series), "kfdpool_pool_reserved_bytes%s", a);
+		check(sample(text, series) == 4194304, "prometheus: reserved bytes");
+		snprintf(series, sizeof(series), "kfdpool_pool_age_seconds%s", a);
+		check(sample(text, series) == 90, "prometheus: age in whole seconds");
+		snprintf(series, sizeof(series), "kfdpool_pool_limit_bytes%s", a);
+		check(sample(text, series) == 1e300, "prometheus: a pool without a limit: +Inf");
+		snprintf(series, sizeof(series), "kfdpool_pool_draining_bytes%s", c);
+		check(sample(text, series) == 524288, "prometheus: draining bytes");
+		snprintf(series, sizeof(series), "kfdpool_pool_imported_bytes%s", c);
+		check(sample(text, series) == 524288, "prometheus: imported bytes");
+		snprintf(series, sizeof(series), "kfdpool_pool_import_fds%s", c);
+		check(sample(text, series) == 1, "prometheus: importer fds");
+		snprintf(series, sizeof(series), "kfdpool_pool_owner_fds%s", c);
+		check(sample(text, series) == 2, "prometheus: owner fds");
+	}
+	check(strstr(text, "kfdpool_pool_limit_bytes{id=\"bb000000000000000000000000000000\",name=\"plain\",uid=\"0\",persistent=\"false\"} 8388608\n") != NULL,
+	      "prometheus: a pool's limit");
+	check(sample(text, "kfdpool_user_pinned_bytes{uid=\"0\"}") == 6291456 &&
+	      sample(text, "kfdpool_user_pinned_bytes{uid=\"1000\"}") == 1048576,
+	      "prometheus: pinned bytes per user: the sum of their pools' reserved");
+	check(sample(text, "kfdpool_user_records{uid=\"0\"}") == 4 &&
+	      sample(text, "kfdpool_user_records{uid=\"1000\"}") == 5 &&
+	      sample(text, "kfdpool_user_pools{uid=\"0\"}") == 2,
+	      "prometheus: records and pools per user");
+	check(sample(text, "kfdpool_user_persistent_pools{uid=\"0\"}") == 1 &&
+	      sample(text, "kfdpool_user_persistent_bytes{uid=\"0\"}") == 4194304 &&
+	      sample(text, "kfdpool_user_persistent_pools{uid=\"1000\"}") == 0,
+	      "prometheus: persistent pools and bytes per user");
+	check(sample(text, "kfdpool_pinned_bytes") == 7340032 &&
+	      sample(text, "kfdpool_records") == 9 && sample(text, "kfdpool_pools") == 3 &&
+	      sample(text, "kfdpool_stat_sees_all_pools") == 1,
+	      "prometheus: global sums, and that they cover every pool");
+	check(sample(text, "kfdpool_pool_max_bytes") == 1e300 &&
+	      sample(text, "kfdpool_user_max_persistent_bytes") == 1e300 &&
+	      sample(text, "kfdpool_user_max_records") == 1000 &&
+	      sample(text, "kfdpool_user_max_persistent_pools") == 4 &&
+	      sample(text, "kfdpool_pool_max_entries") == 65536 &&
+	      sample(text, "kfdpool_pool_max_records") == 1048576,
+	      "prometheus: the module's limits, 0 for none as +Inf");
+	check(!strstr(text, "user_limit") && !strstr(text, "global_limit"),
+	      "prometheus: no user_limit or global_limit");
+	{
+		const char *p = text;
+		int help = 0, type = 0;
+
+		while ((p = strstr(p, "# HELP kfdpool_user_records ")))
+			help++, p++;
+		p = text;
+		while ((p = strstr(p, "# TYPE kfdpool_user_records gauge\n")))
+			type++, p++;
+		check(help == 1 && type == 1, "prometheus: one HELP and one TYPE line a family");
+	}
+	free(text);
+
+	/* Only the caller's pools (not root), no limits known, no pools. */
+	s.scope = KFDPOOL_POOL_LIST_OWN;
+	s.npools = 0;
+	l.known = 0;
+	text = kps_prometheus(&s, &l);
+	check(text && sample(text, "kfdpool_stat_sees_all_pools") == 0 &&
+	      sample(text, "kfdpool_pools") == 0 && !strstr(text, "kfdpool_pool_") &&
+	      !strstr(text, "kfdpool_user_"),
+	      "prometheus: a user's view without pools: no empty families");
+	free(text);
+	s.source = KPS_SOURCE_FDINFO;
+	check(kps_prometheus(&s, &l) == NULL, "prometheus: pools seen only through fds: no metrics");
+}
+
 static void text_checks(void)
 {
 	char buf[64];
@@ -226,7 +390,7 @@ static void text_checks(void)
 	check(!strcmp(buf, "a?[2Jb??"), "escape sequences and non-ASCII not sent to a terminal");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct kps_pool pool;
 	struct kps_fdinfo fi;
@@ -288,6 +452,7 @@ int main(void)
 
 	json_checks();
 	text_checks();
+	prom_checks(argc > 1 ? argv[1] : NULL);
 
 	check(!strcmp(kps_size(0, buf), "0 B"), "size 0");
 	check(!strcmp(kps_size(1023, buf), "1023 B"), "size 1023");

@@ -68,6 +68,14 @@ program abi_driver
   call t(r == hipSuccess .and. addr(poolc) == 4096, 'hipMemPoolCreate (c_ptr props)')
   r = hipFreeAsync(p, stream)
   call t(r == hipSuccess, 'hipFreeAsync')
+  r = hipFree(p)
+  call t(r == hipSuccess, 'hipFree: the pointer by value')
+  r = hipDeviceSetMemPool(7, pool)
+  call t(r == hipSuccess, 'hipDeviceSetMemPool: the device and the pool by value')
+  loc%type = hipMemLocationTypeHost
+  loc%id = 9
+  r = hipMemSetMemPool(loc, hipMemAllocationTypePinned, pool)
+  call t(r == hipSuccess, 'hipMemSetMemPool: the location by reference, the type and pool by value')
   do i = 1, 3
     ptrs(i) = transfer(int(z'3000', c_intptr_t) + i - 1, c_null_ptr)
   end do

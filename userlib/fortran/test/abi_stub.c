@@ -42,6 +42,9 @@ hipError_t kfdpoolMemPoolRevokeExports(hipMemPool_t mem_pool,
 				const hipMemPoolPtrExportData *export_data,
 				size_t count, hipError_t *results);
 hipError_t kfdpoolMemPoolEnd(hipMemPool_t mem_pool);
+/* HIP 7's, which HIP 5.2's header lacks (userlib/include/kfdpool_hip.h) */
+hipError_t hipMemSetMemPool(hipMemLocation *location,
+			    hipMemAllocationType type, hipMemPool_t mem_pool);
 
 static int zero(const unsigned char *p, size_t n)
 {
@@ -83,6 +86,25 @@ hipError_t hipMallocFromPoolAsync(void **dev_ptr, size_t size,
 hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream)
 {
 	return dev_ptr == PTR && stream == STREAM ? hipSuccess : BAD;
+}
+
+hipError_t hipFree(void *ptr)
+{
+	return ptr == PTR ? hipSuccess : BAD;
+}
+
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool)
+{
+	return device == 7 && mem_pool == POOL ? hipSuccess : BAD;
+}
+
+hipError_t hipMemSetMemPool(hipMemLocation *location,
+			    hipMemAllocationType type, hipMemPool_t mem_pool)
+{
+	/* hipMemLocationTypeHost (2), host NUMA node 9 */
+	return location->type == 2 && location->id == 9 &&
+	       type == hipMemAllocationTypePinned && mem_pool == POOL ?
+	       hipSuccess : BAD;
 }
 
 hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool, size_t min_bytes_to_hold)
