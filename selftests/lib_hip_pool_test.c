@@ -850,6 +850,65 @@ TEST_F(pool, release_threshold_and_trim)
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
 }
 
+/* The runtime's synchronising calls, which libkfdpool-hip defines too
+ * (without a runtime they answer that there are no streams). */
+typedef struct ihipEvent_t *hipEvent_t;
+hipError_t hipStreamSynchronize(hipStream_t stream);
+hipError_t hipEventSynchronize(hipEvent_t event);
+hipError_t hipDeviceSynchronize(void);
+
+/*
+ * Without a runtime, as with one (CUDA's rule and clr's): what a pool holds
+ * above its release threshold, by default 0, goes back at the next
+ * synchronising call, never inside hipFreeAsync, and a freed block is the
+ * next allocation of its stream (ROCm's hip-tests expect the same address:
+ * MallocMemPoolAsync_Reuse).  Without a runtime there is no stream to wait
+ * for: the calls answer so, and give the memory back.
+ */
+TEST_F(pool, default_threshold_gives_back_at_a_synchronise)
+{
+	/* (33 MiB + 4 KiB: a chunk of its own, of no size class's bound.) */
+	static const size_t sizes[] = { 4096, 1 << 20, (33 << 20) + 4096 };
+	uint64_t thr = 1, chunk;
+	void *p, *q;
+	int i, j;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolGetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &thr));
+	ASSERT_EQ(0, thr);
+	for (i = 0; i < 3; i++) {
+		chunk = sizes[i] > (2 << 20) ? sizes[i] : 2 << 20;
+		for (j = 0; j < 3; j++) {
+			ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p,
+				  sizes[i], self->pool, NULL));
+			ASSERT_EQ(hipSuccess, hipFreeAsync(p, NULL));
+			EXPECT_EQ(chunk, lh_attr(self->pool,
+				  hipMemPoolAttrReservedMemCurrent));
+			ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q,
+				  sizes[i], self->pool, NULL));
+			EXPECT_EQ(p, q);
+			ASSERT_EQ(hipSuccess, hipFreeAsync(q, NULL));
+		}
+		EXPECT_EQ(chunk, lh_attr(self->pool,
+			  hipMemPoolAttrReservedMemCurrent));
+		switch (i) {
+		case 0:
+			EXPECT_EQ(hipErrorInvalidHandle,
+				  hipStreamSynchronize(NULL));
+			break;
+		case 1:
+			EXPECT_EQ(hipErrorInvalidHandle,
+				  hipEventSynchronize(NULL));
+			break;
+		default:
+			EXPECT_EQ(hipErrorNoDevice, hipDeviceSynchronize());
+			break;
+		}
+		EXPECT_EQ(0, lh_attr(self->pool,
+			  hipMemPoolAttrReservedMemCurrent));
+	}
+}
+
 TEST_F(pool, max_size_is_enforced)
 {
 	hipMemPool_t small;

@@ -449,6 +449,44 @@ TEST(kfdpools_pools_never_reach_the_runtime)
 }
 
 /*
+ * At the default release threshold (0), beside a runtime without a
+ * device as without one: the chunk stays through hipFreeAsync, and goes
+ * back at the next synchronising call, whose answer is the runtime's.
+ */
+static uint64_t reserved(hipMemPool_t pool)
+{
+	uint64_t v = ~0ull;
+
+	kp->hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &v);
+	return v;
+}
+
+TEST(default_threshold_gives_back_at_a_synchronise)
+{
+	hipMemPoolProps props;
+	hipMemPool_t pool;
+	void *p, *q;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	ASSERT_EQ(hipSuccess, kp->hipMallocFromPoolAsync(&p, 1 << 20, pool, NULL));
+	ASSERT_EQ(hipSuccess, kp->hipFreeAsync(p, NULL));
+	EXPECT_EQ(2 << 20, reserved(pool));
+	ASSERT_EQ(hipSuccess, kp->hipMallocFromPoolAsync(&q, 1 << 20, pool, NULL));
+	EXPECT_EQ(p, q);
+	ASSERT_EQ(hipSuccess, kp->hipFreeAsync(q, NULL));
+	EXPECT_EQ(rt.hipStreamSynchronize(NULL), kp->hipStreamSynchronize(NULL));
+	if (rt_no_device)
+		EXPECT_EQ(0, reserved(pool));
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+}
+
+/*
  * hipMemSetMemPool is HIP 7.2's, and kfdpool's beside any runtime.  Beside
  * an older one it answers hipErrorNotSupported; beside 7.2 or later, what the runtime answers (lib_standin_clr_test
  * checks a kfdpool pool against a stand-in of 7.2).  Looked up by version:
