@@ -667,6 +667,39 @@ TEST_F(pool, cookie_is_no_exporter_address)
 		EXPECT_EQ(hipSuccess, hipFree(p[i]));
 }
 
+/*
+ * A POSIX-fd handle is an int (clr writes 4 bytes at export and reads the
+ * low 32 bits at import): kept in an int64_t whose upper half is garbage,
+ * as ROCm's hip-tests keep it, it imports the pool.  NULL (fd 0) is
+ * refused, as clr refuses it.
+ */
+TEST_F(pool, a_posix_fd_handle_is_an_int)
+{
+	hipMemPool_t again = NULL;
+	int64_t h;
+
+	memset(&h, 0xaa, sizeof(h));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&h, self->pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(0xaaaaaaaau, (uint64_t)h >> 32);
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	/* The same pool imported again: the same handle. */
+	EXPECT_EQ(self->imp, again);
+	if (again)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(again));
+	h = (int64_t)(0x5555555500000000ull | (uint32_t)h);
+	again = NULL;
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(self->imp, again);
+	if (again)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(again));
+	close((int)h);
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportFromShareableHandle(
+		  &again, NULL, hipMemHandleTypePosixFileDescriptor, 0));
+}
+
 TEST_F(pool, owner_fd_is_not_a_shareable_handle)
 {
 	struct kfdpool_pool_stats st;

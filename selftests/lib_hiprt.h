@@ -449,6 +449,39 @@ TEST(kfdpools_pools_never_reach_the_runtime)
 }
 
 /*
+ * A POSIX-fd handle is an int, as clr reads it (the low 32 bits of the
+ * argument): exported into an int64_t whose upper half is garbage (as
+ * ROCm's hip-tests keep it), it imports from that value, and is not
+ * handed to the runtime for its upper half.
+ */
+TEST(a_posix_fd_handle_is_an_int)
+{
+	hipMemPoolProps props;
+	hipMemPool_t pool, imp = NULL;
+	int64_t h;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	memset(&h, 0xaa, sizeof(h));
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&h, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	/* Four bytes written, as clr writes them. */
+	EXPECT_EQ(0xaaaaaaaau, (uint64_t)h >> 32);
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolImportFromShareableHandle(&imp,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_NE(NULL, imp);
+	close((int)h);
+	if (imp)
+		EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(imp));
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+}
+
+/*
  * At the default release threshold (0), beside a runtime without a
  * device as without one: the chunk stays through hipFreeAsync, and goes
  * back at the next synchronising call, whose answer is the runtime's.
