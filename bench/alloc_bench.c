@@ -6,7 +6,12 @@
  *    a plain host pool and on an IPC one (hipMemHandleTypePosixFileDescriptor),
  *    4 KiB to 1 MiB, with the system calls one pair makes, counted by the
  *    kernel (bench.h) in a separate, untimed pass.
- * 2. Two threads, each allocating from a pool of its own.
+ * 2. The same pair on a plain pool at HIP's default release threshold (0)
+ *    beside the maximum, 4 KiB, 1 MiB and 32 MiB (a chunk of its own): a
+ *    loop with no synchronising call, in which the default must cost what
+ *    the maximum does (the freed block is the next allocation's, and the
+ *    chunk goes back only at a synchronising call).
+ * 3. Two threads, each allocating from a pool of its own.
  *    - Throughput per thread, two threads on two CPUs against one alone:
  *      1.0 on hardware when they share nothing.  Under QEMU's
  *      single-threaded TCG one host thread runs both guest CPUs in turns
@@ -303,6 +308,40 @@ out:
 	PAIR_CHECK(hipMemPoolDestroy(w[1].pool));
 }
 
+/*
+ * The pair at the default release threshold against the maximum, each on
+ * a plain pool of its own; the ratio of the rounds' means (what a loop of
+ * pairs costs, expensive pairs included), and its worst over the sizes.
+ */
+static void default_threshold(unsigned int n, unsigned int rounds)
+{
+	static const size_t dsizes[] = { 4096, 1048576, 32 << 20 };
+	const char *t = "allocation pair by release threshold";
+	hipMemPool_t def = pair_pool_threshold(0, 0), max = pair_pool(0);
+	double worst = 0;
+	unsigned int i;
+
+	printf("# default threshold: the pair on a plain host pool at HIP's "
+	       "default release threshold (0) and at the maximum, %u pairs a "
+	       "round, %u rounds, no synchronising call\n", n, rounds);
+	for (i = 0; i < sizeof(dsizes) / sizeof(dsizes[0]); i++) {
+		const char *row = size_name(dsizes[i]);
+		struct pair_figures d, m;
+
+		pair_cost(def, dsizes[i], n, rounds, &d);
+		pair_cost(max, dsizes[i], n, rounds, &m);
+		figure(t, row, "default (0)", d.mean, "ns");
+		figure(t, row, "maximum", m.mean, "ns");
+		figure(t, row, "default / maximum", d.mean / m.mean, "x");
+		figure(t, row, "default (0) typical", d.typical, "ns");
+		if (d.mean / m.mean > worst)
+			worst = d.mean / m.mean;
+	}
+	figure(t, "worst of 4 KiB to 32 MiB", "default / maximum", worst, "x");
+	PAIR_CHECK(hipMemPoolDestroy(def));
+	PAIR_CHECK(hipMemPoolDestroy(max));
+}
+
 /* Worst of the sizes, as its own row. */
 struct worst {
 	double v[5];
@@ -376,6 +415,7 @@ int main(void)
 	PAIR_CHECK(hipMemPoolDestroy(pools[0]));
 	PAIR_CHECK(hipMemPoolDestroy(pools[1]));
 
+	default_threshold(n, rounds);
 	two_threads(env_int("BENCH_THREAD_PAIRS", 20000), rounds);
 	if (sc_ok)
 		sc_close(&sc);

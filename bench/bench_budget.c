@@ -22,7 +22,7 @@ struct budget {
 	double budget;
 };
 
-static hipMemPool_t pools[2];
+static hipMemPool_t pools[3];	/* plain, IPC, plain at threshold 0 */
 static struct kcost kc;
 static int kc_ready;
 
@@ -35,14 +35,16 @@ static double kernel_cost(enum kc_op op)
 	return kc_cost(&kc, op, ROUNDS);
 }
 
-/* The typical pair: exact under icount (pair.h says why not the mean). */
-static double pair(int ipc, size_t size)
+/* The typical pair: exact under icount (pair.h says why not the mean).
+ * @which: 0 plain, 1 IPC, 2 plain at HIP's default release threshold. */
+static double pair(int which, size_t size)
 {
 	struct pair_figures f;
 
-	if (!pools[ipc])
-		pools[ipc] = pair_pool(ipc);
-	pair_cost(pools[ipc], size, PAIRS, ROUNDS, &f);
+	if (!pools[which])
+		pools[which] = which == 2 ? pair_pool_threshold(0, 0) :
+			       pair_pool(which);
+	pair_cost(pools[which], size, PAIRS, ROUNDS, &f);
 	return f.typical;
 }
 
@@ -69,6 +71,12 @@ static int measure(const char *name, double *v)
 		*v = pair(1, 4096);
 	else if (!strcmp(name, "pair-ipc-1m"))
 		*v = pair(1, 1 << 20);
+	else if (!strcmp(name, "pair-default-4k"))
+		*v = pair(2, 4096);
+	else if (!strcmp(name, "pair-default-1m"))
+		*v = pair(2, 1 << 20);
+	else if (!strcmp(name, "pair-default-32m"))
+		*v = pair(2, 32 << 20);
 	else {
 		for (i = 0; i < sizeof(kn) / sizeof(kn[0]); i++)
 			if (!strcmp(name, kn[i].name))

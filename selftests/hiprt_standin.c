@@ -9,15 +9,25 @@
  * names).  It behaves as the ROCm sources it names behave, so that what
  * the library does with a real runtime on a GPU node is what it does here;
  * every rule below cites the file and the releases it was read in
- * (ROCm/clr and ROCm/ROCR-Runtime at tags rocm-5.6.0 to rocm-6.2.x):
+ * (ROCm/clr and ROCm/ROCR-Runtime at tags rocm-5.6.0 to rocm-6.2.x; the
+ * newest clr and ROCr in ROCm/rocm-systems, projects/clr and
+ * projects/rocr-runtime, with the pull requests that changed a rule):
  *
  *   devices     KFDPOOL_STANDIN_DEVICES="0000:03:00.0,0000:c1:00.0" (the
  *               default): their PCI bus ids, in this process's order
- *   version     KFDPOOL_STANDIN_VERSION (HIP_VERSION, default 60200000)
+ *   version     KFDPOOL_STANDIN_VERSION: the clr release modelled, "X.Y"
+ *               of selftests/standin-versions (6.2, 6.4, 7.0, 7.1, 7.2),
+ *               or a HIP_VERSION number (5.7's, 6.1's); 6.2 when unset.
+ *               What differs by release: the last error (7.0), how
+ *               hipMemImportFromShareableHandle takes the fd (7.1), the
+ *               view hipExternalMemoryGetMappedBuffer retains twice
+ *               (7.2), hipStreamLegacy (6.3), the virtual memory calls
+ *               (6.1, 6.2)
  *   driver      KFDPOOL_STANDIN_VMM (ROCr's VIRTUAL_MEM_API_SUPPORTED,
  *               default 1), KFDPOOL_STANDIN_DMABUF (KFD >= 1.12, default
  *               1), HSA_DISABLE_FRAGMENT_ALLOCATOR (ROCr's own variable)
- *   last error  every call writes the thread's last error
+ *   last error  every call writes the thread's last error (up to 6.4),
+ *               every failure does (7.0 on)
  *   streams     hipStreamCreate/Destroy (slots are reused, as addresses
  *               are), the null stream per device, hipStreamPerThread, each
  *               on a device; capture (begin, end, status, modes)
@@ -31,8 +41,13 @@
  *               allocator; the virtual memory calls; host registration
  *   import      hipImportExternalMemory (OpaqueFd) maps the dma-buf;
  *               like clr it leaves the fd to the caller and keeps its
- *               number, or takes it (closes it) with
- *               KFDPOOL_STANDIN_TAKE_FD=1, as CUDA does
+ *               number, mapping it again for another device (device 0
+ *               for hipPointerGetAttributes), or takes it (closes it)
+ *               with KFDPOOL_STANDIN_TAKE_FD=1, as CUDA does;
+ *               hipMemImportFromShareableHandle keeps no fd
+ *   ROCr        hsa_amd_portable_export_dmabuf and hsa_amd_pointer_info
+ *               as runtime.cpp answers them for each kind of memory
+ *               (an interop map: an abort, where ROCr crashes)
  *   copies      hipMemcpy/hipMemset refuse "device" pointers it does not
  *               know, as a runtime would treat them as unknown
  *   failures    kfdpool_standin_fail: the next call of a named function
@@ -50,6 +65,7 @@ int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 			       uint64_t *off);
 int kfdpool_standin_hsa_close(int fd);
 int kfdpool_standin_hsa_info(int attr, void *value);
+int kfdpool_standin_hsa_ptrinfo(const void *ptr, void *info);
 
 __attribute__((visibility("default")))
 int hsa_amd_portable_export_dmabuf(const void *ptr, size_t size, int *dmabuf,
@@ -70,6 +86,13 @@ int hsa_system_get_info(int attribute, void *value)
 	return kfdpool_standin_hsa_info(attribute, value);
 }
 
+__attribute__((visibility("default")))
+int hsa_amd_pointer_info(const void *ptr, void *info, void *(*alloc)(size_t),
+			 uint32_t *naccessible, void **accessible)
+{
+	return kfdpool_standin_hsa_ptrinfo(ptr, info);
+}
+
 #else
 
 #include <dlfcn.h>
@@ -83,6 +106,10 @@ int hsa_system_get_info(int attribute, void *value)
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MREMAP_FIXED
+#define MREMAP_FIXED 2
+#endif
+
 #include "hiprt_standin.h"
 #include "chunk/backend.h"
 
@@ -94,6 +121,7 @@ int hsa_system_get_info(int attribute, void *value)
 #define MAXBLOCKS 512
 #define MAXFRAGS 64
 #define BLOCK ((size_t)2 << 20)
+#define INTEROP_ALIGN ((size_t)256 << 10)
 #define PAGE_SZ ((size_t)4096)
 
 /* HSA status values (hsa.h). */
@@ -156,12 +184,31 @@ API size_t kfdpool_standin_log(char *buf, size_t len)
 }
 
 /*
- * The thread's last error: clr's HIP_RETURN stores every call's result in
- * it (hipamd/src/hip_internal.hpp, rocm-5.6.0 to rocm-6.2.2), and
- * hipGetLastError answers it and puts hipSuccess back (hip_error.cpp).
+ * The thread's last error.  Up to HIP 6.4 clr's HIP_RETURN stores every
+ * call's result in it (hipamd/src/hip_internal.hpp, rocm-5.6.0 to
+ * rocm-6.2.2), and hipGetLastError and hipExtGetLastError answer it and
+ * put hipSuccess back (hip_error.cpp).  From HIP 7.0 ("HIP API 7.0
+ * changes"; ROCm/rocm-systems projects/clr/hipamd/src/hip_internal.hpp,
+ * HIP_UPDATE_ERROR_STATE) every result goes to last_command_error_, and
+ * the last error changes only on an error other than hipErrorNotReady:
+ * a success no longer resets it.  hipExtGetLastError answers
+ * last_command_error_ there (hip_error.cpp).
  */
-static __thread hipError_t last_error;
-#define RET(e) return (last_error = (hipError_t)(e))
+static __thread hipError_t last_error, last_command;
+static int clr_since(int major, int minor);
+
+static hipError_t update_error_state(hipError_t e)
+{
+	if (!clr_since(7, 0)) {
+		last_error = e;
+		return e;
+	}
+	last_command = e;
+	if (e != hipSuccess && e != hipErrorNotReady)
+		last_error = e;
+	return e;
+}
+#define RET(e) return update_error_state((hipError_t)(e))
 
 /* ---- failures on command ---- */
 
@@ -219,9 +266,54 @@ static int env_int(const char *name, int dflt)
 	return e && *e ? atoi(e) : dflt;
 }
 
+/*
+ * The clr release modelled: KFDPOOL_STANDIN_VERSION is "X.Y", one of the
+ * releases of selftests/standin-versions (HIP_VERSION as that release
+ * reports it), or a HIP_VERSION number; 6.2 when unset.  Parsed once.
+ */
+static const struct { const char *name; int hip_version; } releases[] = {
+	{ "6.2", 60200000 },
+	/* Debian's 6.4.3 (its hip_version.h: patch 43484). */
+	{ "6.4", 60443484 },
+	{ "7.0", 70000000 },
+	{ "7.1", 70100000 },
+	{ "7.2", 70200000 },
+};
+
 static int version(void)
 {
-	return env_int("KFDPOOL_STANDIN_VERSION", 60200000);
+	static int v = -1;
+	const char *e;
+	size_t i;
+
+	if (v >= 0)
+		return v;
+	e = getenv("KFDPOOL_STANDIN_VERSION");
+	v = 60200000;
+	if (e && strchr(e, '.')) {
+		for (i = 0; i < sizeof(releases) / sizeof(releases[0]); i++)
+			if (!strcmp(e, releases[i].name))
+				v = releases[i].hip_version;
+		if (v == 60200000 && strcmp(e, "6.2")) {
+			fprintf(stderr, "standin: KFDPOOL_STANDIN_VERSION=%s is "
+				"no release it models\n", e);
+			abort();
+		}
+	} else if (e && *e) {
+		v = atoi(e);
+	}
+	return v;
+}
+
+/* Whether the modelled release is @major.@minor or newer. */
+static int clr_since(int major, int minor)
+{
+	return version() >= major * 10000000 + minor * 100000;
+}
+
+API int kfdpool_standin_clr(void)
+{
+	return version();
 }
 
 /*
@@ -366,7 +458,12 @@ API hipError_t hipGetLastError(void)
 
 API hipError_t hipExtGetLastError(void)
 {
-	return hipGetLastError();
+	hipError_t e = last_command;
+
+	if (!clr_since(7, 0))
+		return hipGetLastError();
+	last_command = hipSuccess;
+	return e;
 }
 
 API hipError_t hipPeekAtLastError(void)
@@ -945,6 +1042,11 @@ struct sblock {
 	int used, dev;
 	uint64_t id;		/* never reused */
 	struct kp_mem km;	/* the dma-buf, mapped at km.addr */
+	/* An imported handle (hipMemImportFromShareableHandle): the driver
+	 * holds the buffer, no fd (km.dmabuf_fd -1); its pages stay mapped
+	 * at km.addr while not mapped at @mapped_at by hipMemMap. */
+	int imported, released;
+	void *mapped_at;
 	size_t size;
 	int discard;		/* no more sub-allocation, freed when empty */
 	uint64_t cached;	/* in the block cache: its order there, else 0 */
@@ -955,7 +1057,8 @@ struct sblock {
 static struct sblock blocks[MAXBLOCKS];
 static uint64_t block_ids, cache_seq;
 
-enum { M_MALLOC = 1, M_VMM, M_MAP, M_IMPORT, M_IMAP, M_HOSTREG };
+/* M_LEAKED: a buffer hipFree no longer knows that a reference keeps. */
+enum { M_MALLOC = 1, M_VMM, M_MAP, M_IMPORT, M_IMAP, M_HOSTREG, M_LEAKED };
 
 struct smem {
 	int kind, dev;
@@ -964,7 +1067,9 @@ struct smem {
 	struct sblock *blk;	/* M_MALLOC, M_VMM: the driver object */
 	struct smem *of;	/* M_MAP: the handle; M_IMAP: the import */
 	int fd;			/* M_IMPORT: the number it was given */
-	int refs;		/* M_IMPORT: mapped buffers + 1 */
+	int refs;		/* M_IMPORT: mapped buffers + 1; M_IMAP its own */
+	size_t off;		/* M_IMAP: where in the import */
+	void *devmap[MAXDEV];	/* M_IMPORT: its interop map on each device */
 	unsigned int flags;	/* M_HOSTREG */
 };
 
@@ -999,6 +1104,63 @@ static struct smem *mem_at(const void *p)
 			return m;
 	}
 	return NULL;
+}
+
+/*
+ * A range of @size bytes of address space (PROT_NONE) placed as libhsakmt
+ * places GPU virtual addresses (reserved_aperture_allocate_aligned,
+ * libhsakmt/src/fmm.c, the same from rocm-5.6 to ROCm/rocm-systems):
+ * the alignment asked for, raised to the next power of two the size
+ * reaches, up to 2 MiB; its start aligned when an alignment over a page
+ * was asked for, else its end.  NULL when there is no room.
+ */
+static void *place_va(size_t size, size_t align)
+{
+	int end = align <= PAGE_SZ;
+	char *raw, *start;
+	size_t span;
+
+	if (align < PAGE_SZ)
+		align = PAGE_SZ;
+	while (align < BLOCK && size >= 2 * align)
+		align *= 2;
+	span = size + align;
+	raw = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		   MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	if (end)
+		start = (char *)(((uintptr_t)raw + span) & ~(uintptr_t)(align - 1)) -
+			size;
+	else
+		start = (char *)(((uintptr_t)raw + align - 1) &
+				 ~(uintptr_t)(align - 1));
+	if (start > raw)
+		munmap(raw, start - raw);
+	if (raw + span > start + size)
+		munmap(start + size, raw + span - (start + size));
+	return start;
+}
+
+/*
+ * An interop map of dma-buf @fd (@size bytes): Memory::interopMapBuffer
+ * (rocclr/device/rocm/rocmemory.cpp) through hsa_amd_interop_map_buffer,
+ * ROCr's InteropMap (runtime.cpp) registering the buffer with libhsakmt,
+ * which places it as place_va does from 256 KiB (IMAGE_ALIGN,
+ * hsakmt_fmm_register_graphics_handle).  MAP_FAILED when @fd is no
+ * buffer that maps.
+ */
+static void *interop_map(int fd, size_t size)
+{
+	void *va = place_va(size, INTEROP_ALIGN), *v;
+
+	if (!va)
+		return MAP_FAILED;
+	v = mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0);
+	if (v == MAP_FAILED)
+		munmap(va, size);
+	return v;
 }
 
 /*
@@ -1050,9 +1212,13 @@ static void object_free(struct sblock *b)
 	const struct kp_backend *be;
 	int err;
 
-	be = exporter(&err);
-	if (be)
-		be->free(&b->km);
+	if (b->imported) {
+		munmap(b->km.addr, b->size);
+	} else {
+		be = exporter(&err);
+		if (be)
+			be->free(&b->km);
+	}
 	b->used = 0;
 }
 
@@ -1262,11 +1428,38 @@ API hipError_t hipMalloc(void **p, size_t size)
 	return malloc_dev(p, size, "hipMalloc");
 }
 
+/* The import whose interop map on some device holds @p (mu held). */
+static struct smem *interop_at(const void *p, int *dev)
+{
+	int i, d;
+
+	for (i = 0; i < MAXMEM; i++) {
+		struct smem *x = &mems[i];
+
+		if (x->kind != M_IMPORT)
+			continue;
+		for (d = 0; d < MAXDEV; d++) {
+			if (x->devmap[d] && (const char *)p >= (char *)x->devmap[d] &&
+			    (const char *)p < (char *)x->devmap[d] + x->size) {
+				if (dev)
+					*dev = d;
+				return x;
+			}
+		}
+	}
+	return NULL;
+}
+
 /*
  * Runtime::DmaBufExport (ROCR-Runtime src/core/runtime/runtime.cpp,
- * rocm-5.6.0 to 6.2.4) and hsaKmtExportDMABufHandle: the whole KFD object
- * holding the range, with the range's offset in it; a fragment's block is
- * left in sub-allocation.  KFD < 1.12 has no export.
+ * rocm-5.6.0 to 6.2.4, and ROCm/rocm-systems' newest) and
+ * hsaKmtExportDMABufHandle: the whole KFD object holding the range, with
+ * the range's offset in it; a fragment's block is left in sub-allocation.
+ * KFD < 1.12 has no export.  It looks the range up in allocation_map_
+ * only: memory mapped with hipMemMap (hsa_amd_vmem_map keeps it in
+ * mapped_handle_map_) is no allocation there, and an interop map is one
+ * whose region InteropMap records as nullptr, which DmaBufExport
+ * dereferences (region->owner()): a crash in ROCr, an abort here.
  */
 API int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 				   uint64_t *off)
@@ -1281,6 +1474,12 @@ API int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 		return HSA_STATUS_ERROR;
 	pthread_mutex_lock(&mu);
 	m = mem_at(ptr);
+	if ((m && m->kind == M_IMAP) || (!m && interop_at(ptr, NULL))) {
+		fprintf(stderr, "standin: hsa_amd_portable_export_dmabuf(%p) on an "
+			"interop map: ROCr's DmaBufExport dereferences the null "
+			"region InteropMap recorded (runtime.cpp)\n", ptr);
+		abort();
+	}
 	if (m && m->kind == M_MALLOC &&
 	    (const char *)ptr + size <= (char *)m->p + m->size) {
 		*fd = fcntl(m->blk->km.dmabuf_fd, F_DUPFD_CLOEXEC, 3);
@@ -1294,6 +1493,59 @@ API int kfdpool_standin_hsa_export(const void *ptr, size_t size, int *fd,
 	}
 	pthread_mutex_unlock(&mu);
 	return r;
+}
+
+/*
+ * Runtime::PtrInfo (runtime.cpp, rocm-5.6 to the newest): libhsakmt's
+ * pointer info, the allocation_map_ entry's base and size when there is
+ * one.  Types (hsa_ext_amd.h): 1 ROCr's allocation, 2 locked host memory,
+ * 3 an interop map (registered graphics memory: HSA_POINTER_REGISTERED_
+ * GRAPHICS until hsa_amd_interop_unmap_buffer deregisters it), 5 a
+ * reserved address range (hipMemAddressReserve, mapped or not); 0 else.
+ */
+struct ptrinfo {
+	uint32_t size;
+	int type;
+	void *agent_base, *host_base;
+	size_t bytes;
+	void *user_data;
+	uint64_t owner;
+	uint32_t global_flags;
+};
+
+API int kfdpool_standin_hsa_ptrinfo(const void *ptr, void *out)
+{
+	struct ptrinfo pi, *info = out;
+	struct smem *m, *x;
+	int d = 0;
+
+	if (!info || !info->size)
+		return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+	memset(&pi, 0, sizeof(pi));
+	pthread_mutex_lock(&mu);
+	m = mem_at(ptr);
+	x = interop_at(ptr, &d);
+	if (x) {
+		pi.type = 3;
+		pi.agent_base = pi.host_base = x->devmap[d];
+		pi.bytes = x->size;
+	} else if (m && m->kind == M_MALLOC) {
+		pi.type = 1;
+		pi.agent_base = pi.host_base = m->p;
+		pi.bytes = m->size;
+	} else if (m && m->kind == M_HOSTREG) {
+		pi.type = 2;
+		pi.host_base = m->p;
+		pi.bytes = m->size;
+	} else if (m && m->kind == M_MAP) {
+		pi.type = 5;
+		pi.agent_base = m->p;
+		pi.bytes = m->size;
+	}
+	pthread_mutex_unlock(&mu);
+	pi.size = info->size < sizeof(pi) ? info->size : sizeof(pi);
+	memcpy(info, &pi, pi.size);
+	return HSA_OK;
 }
 
 API int kfdpool_standin_hsa_close(int fd)
@@ -1373,15 +1625,19 @@ API hipError_t hipMemGetAllocationGranularity(size_t *g,
 	RET(hipSuccess);
 }
 
+/*
+ * Device::virtualAlloc (rocclr/device/rocm/rocdevice.cpp, rocm-6.2.2)
+ * reserves through hsa_amd_vmem_address_reserve without the alignment
+ * asked for; libhsakmt places the range (place_va).
+ */
 API hipError_t hipMemAddressReserve(void **p, size_t size, size_t align,
 				    void *addr, unsigned long long flags)
 {
 	void *v;
 
 	FAIL_POINT("hipMemAddressReserve");
-	v = mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-		 MAP_NORESERVE, -1, 0);
-	if (v == MAP_FAILED)
+	v = place_va(size, 0);
+	if (!v)
 		RET(hipErrorOutOfMemory);
 	*p = v;
 	pthread_mutex_lock(&mu);
@@ -1411,9 +1667,20 @@ API hipError_t hipMemMap(void *p, size_t size, size_t off,
 	FAIL_POINT("hipMemMap");
 	pthread_mutex_lock(&mu);
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM &&
+	    v->blk->imported && (v->blk->mapped_at || off || size != v->size)) {
+		/* The stand-in's limit, not clr's: no fd to map it twice. */
+		say("hipMemMap of an imported handle: once, whole (stand-in)");
+	} else if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM &&
 	    off + size <= v->size && (m = mem_new(M_MAP))) {
-		if (mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-			 v->blk->km.dmabuf_fd, off) == p) {
+		void *got = v->blk->imported ?
+			mremap(v->blk->km.addr, size, size,
+			       MREMAP_MAYMOVE | MREMAP_FIXED, p) :
+			mmap(p, size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_FIXED, v->blk->km.dmabuf_fd, off);
+
+		if (got == p && v->blk->imported)
+			v->blk->mapped_at = v->blk->km.addr = p;
+		if (got == p) {
 			m->p = p;
 			m->size = size;
 			m->dev = v->dev;
@@ -1499,6 +1766,23 @@ API hipError_t hipMemUnmap(void *p, size_t size)
 	pthread_mutex_lock(&mu);
 	m = mem_at(p);
 	if (m && m->kind == M_MAP && m->p == p && m->size == size) {
+		struct sblock *b = m->blk;
+		void *home, *moved = MAP_FAILED;
+
+		if (b->imported && b->released) {
+			object_free(b);
+		} else if (b->imported) {
+			/* Its pages go back where the handle keeps them. */
+			home = mmap(NULL, size, PROT_NONE, MAP_PRIVATE |
+				    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (home != MAP_FAILED)
+				moved = mremap(p, size, size, MREMAP_MAYMOVE |
+					       MREMAP_FIXED, home);
+			if (moved != MAP_FAILED) {
+				b->km.addr = moved;
+				b->mapped_at = NULL;
+			}
+		}
 		mmap(p, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 		     MAP_FIXED | MAP_NORESERVE, -1, 0);
 		m->kind = 0;
@@ -1526,9 +1810,80 @@ API hipError_t hipMemRelease(hipMemGenericAllocationHandle_t h)
 	pthread_mutex_lock(&mu);
 	if (v >= mems && v < mems + MAXMEM && v->kind == M_VMM) {
 		say("hipMemRelease dev%d", v->dev);
-		object_free(v->blk);
+		/* An imported buffer mapped still is freed at its unmap
+		 * (VMemoryHandleRelease, runtime.cpp); the stand-in's own
+		 * handles live on in the mapping's reference. */
+		if (v->blk->imported && v->blk->mapped_at)
+			v->blk->released = 1;
+		else
+			object_free(v->blk);
 		v->kind = 0;
 		r = hipSuccess;
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+/*
+ * hipMemImportFromShareableHandle (hip_vm.cpp) and
+ * Device::ImportShareableVMMHandle (rocdevice.cpp): ROCr's
+ * hsa_amd_vmem_import_shareable_handle imports the dma-buf into the
+ * driver (VMemoryImportShareableHandle, runtime.cpp) and keeps no fd.  The
+ * handle is the current device's.  How the fd is passed changed: up to
+ * 7.0 clr reads an int through @os (rocm-6.2.2's *(int *)osHandle); from
+ * 7.1 it takes @os's value as the fd, as CUDA does (ROCm/rocm-systems
+ * PR #759, "Fix handle/fd type passed from app to align with spec",
+ * merged 2025-08-27 after 7.0 had branched).  An fd that is no buffer
+ * fails as clr fails it: hipErrorInvalidValue.
+ */
+API hipError_t hipMemImportFromShareableHandle(
+				hipMemGenericAllocationHandle_t *h, void *os,
+				hipMemAllocationHandleType type)
+{
+	struct sblock *b = NULL;
+	struct smem *m;
+	hipError_t r = hipErrorInvalidValue;
+	off_t size;
+	void *v;
+	int fd, i;
+
+	FAIL_POINT("hipMemImportFromShareableHandle");
+	if (!count_devices())
+		RET(hipErrorNoDevice);
+	if (!h || !os)
+		RET(hipErrorInvalidValue);
+	fd = clr_since(7, 1) ? (int)(uintptr_t)os : *(int *)os;
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0)
+		RET(hipErrorInvalidValue);
+	v = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (v == MAP_FAILED)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < MAXBLOCKS && blocks[i].used; i++)
+		;
+	m = i < MAXBLOCKS ? mem_new(M_VMM) : NULL;
+	if (m) {
+		b = &blocks[i];
+		memset(b, 0, sizeof(*b));
+		b->used = b->imported = 1;
+		b->dev = cur_dev;
+		b->id = ++block_ids;
+		b->size = size;
+		b->km.addr = v;
+		b->km.size = size;
+		b->km.dmabuf_fd = -1;
+		m->blk = b;
+		m->size = size;
+		m->dev = cur_dev;
+		m->flags = type;
+		*h = (hipMemGenericAllocationHandle_t)m;
+		say("hipMemImportFromShareableHandle dev%d %zu fd %d", cur_dev,
+		    (size_t)size, fd);
+		r = hipSuccess;
+	} else {
+		munmap(v, size);
+		r = hipErrorOutOfMemory;
 	}
 	pthread_mutex_unlock(&mu);
 	RET(r);
@@ -1539,9 +1894,13 @@ API hipError_t hipMemRelease(hipMemGenericAllocationHandle_t h)
 /*
  * hipImportExternalMemory makes an ExternalBuffer and maps it for the
  * current device at once (Memory::interopMapBuffer), keeping the fd's
- * number (never closed, never duplicated) for the device memory of any
- * other device, made when first asked for.  Its userData.deviceId is
- * left 0 (rocm-6.2.2).
+ * number, ExternalMemory::handle_ (never closed, never duplicated): the
+ * device memory of any other device is made from that number when first
+ * asked for (roc::Memory::create, "Interop buffer"), by
+ * hipExternalMemoryGetMappedBuffer there or by hipPointerGetAttributes
+ * (below).  Its userData.deviceId is left 0 (rocm-6.2.2 and the newest).
+ * KFDPOOL_STANDIN_TAKE_FD=1 takes the fd instead (closes it), as CUDA
+ * does.
  */
 API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 				       const hipExternalMemoryHandleDesc *d)
@@ -1560,8 +1919,7 @@ API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 	pthread_mutex_lock(&mu);
 	m = mem_new(M_IMPORT);
 	if (m) {
-		v = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 d->handle.fd, 0);
+		v = interop_map(d->handle.fd, d->size);
 		if (v == MAP_FAILED) {
 			m->kind = 0;
 		} else {
@@ -1570,6 +1928,7 @@ API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 			m->dev = cur_dev;
 			m->fd = d->handle.fd;
 			m->refs = 1;
+			m->devmap[cur_dev] = v;
 			*out = (hipExternalMemory_t)m;
 			if (take && !strcmp(take, "1"))
 				close(d->handle.fd);	/* CUDA's rule */
@@ -1583,12 +1942,46 @@ API hipError_t hipImportExternalMemory(hipExternalMemory_t *out,
 	RET(r);
 }
 
+/* The device memory of import @x on device @dev: its interop map there,
+ * made now from the number the import kept if there is none.  mu held. */
+static void *import_devmem(struct smem *x, int dev, const char *why)
+{
+	void *v;
+
+	if (x->devmap[dev])
+		return x->devmap[dev];
+	v = interop_map(x->fd, x->size);
+	say("%s maps dev%d by fd %d%s", why, dev, x->fd,
+	    v == MAP_FAILED ? " (fails)" : "");
+	if (v == MAP_FAILED)
+		return NULL;
+	x->devmap[dev] = v;
+	return v;
+}
+
 static void import_put(struct smem *x)
 {
+	int d;
+
 	if (--x->refs)
 		return;
-	munmap(x->p, x->size);
+	for (d = 0; d < MAXDEV; d++)
+		if (x->devmap[d])
+			munmap(x->devmap[d], x->size);
 	x->kind = 0;
+}
+
+/*
+ * The buffer retains its import until hipFree.  HIP 7.2 retains it once
+ * more: ROCm/rocm-systems PR #1749 (merged 2025-11-06) made
+ * hipExternalMemoryGetMappedBuffer create a view and retain() it, and PR
+ * #3528 ("Fix memory leak in hipExternalMemoryGetMappedBuffer", merged
+ * 2026-02-25) took the retain out: hipFree forgets the pointer but the
+ * view, holding the import and its interop map, is never freed.
+ */
+static int retains_view_twice(void)
+{
+	return clr_since(7, 2);
 }
 
 API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
@@ -1604,22 +1997,16 @@ API hipError_t hipExternalMemoryGetMappedBuffer(void **p,
 	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT && bd && p &&
 	    !bd->flags && bd->offset + bd->size <= x->size &&
 	    (m = mem_new(M_IMAP))) {
-		v = (char *)x->p + bd->offset;
-		if (cur_dev != x->dev) {
-			/* Another device's memory of the buffer, made from
-			 * the fd number it kept. */
-			say("hipExternalMemoryGetMappedBuffer maps dev%d by fd %d",
-			    cur_dev, x->fd);
-			v = mmap(NULL, bd->size, PROT_READ | PROT_WRITE,
-				 MAP_SHARED, x->fd, bd->offset);
-		}
-		if (v != MAP_FAILED) {
-			m->p = v;
+		v = import_devmem(x, cur_dev, "hipExternalMemoryGetMappedBuffer");
+		if (v) {
+			m->p = (char *)v + bd->offset;
+			m->off = bd->offset;
 			m->size = bd->size;
 			m->dev = cur_dev;
 			m->of = x;
+			m->refs = retains_view_twice() ? 2 : 1;
 			x->refs++;
-			*p = v;
+			*p = m->p;
 			say("hipExternalMemoryGetMappedBuffer dev%d %llu", cur_dev,
 			    (unsigned long long)bd->size);
 			r = hipSuccess;
@@ -1638,7 +2025,8 @@ API hipError_t hipDestroyExternalMemory(hipExternalMemory_t ext)
 
 	pthread_mutex_lock(&mu);
 	if (x >= mems && x < mems + MAXMEM && x->kind == M_IMPORT) {
-		say("hipDestroyExternalMemory dev%d", x->dev);
+		say("hipDestroyExternalMemory dev%d%s", x->dev,
+		    x->refs > 1 ? " (still referenced)" : "");
 		import_put(x);
 		r = hipSuccess;
 	}
@@ -1666,12 +2054,15 @@ API hipError_t hipFree(void *p)
 		r = hipSuccess;
 	} else if (m && m->p == p && m->kind == M_IMAP) {
 		sync_all_streams(0, "hipFree");
-		say("hipFree import dev%d %zu", m->dev, m->size);
-		if (m->p < m->of->p ||
-		    (char *)m->p >= (char *)m->of->p + m->of->size)
-			munmap(m->p, m->size);
-		import_put(m->of);
-		m->kind = 0;
+		say("hipFree import dev%d %zu%s", m->dev, m->size,
+		    m->refs > 1 ? " (its view stays referenced)" : "");
+		/* ihipFree forgets the pointer (MemObjMap) and releases it. */
+		if (--m->refs) {
+			m->kind = M_LEAKED;
+		} else {
+			import_put(m->of);
+			m->kind = 0;
+		}
 		r = hipSuccess;
 	}
 	pthread_mutex_unlock(&mu);
@@ -1735,10 +2126,26 @@ API hipError_t hipPointerGetAttributes(hipPointerAttribute_t *a, const void *p)
 	memset(a, 0, sizeof(*a));
 	pthread_mutex_lock(&mu);
 	m = mem_at(p);
-	if (m) {
+	if (m && m->kind == M_IMAP) {
+		/* userData.deviceId is 0 for external memory: the device
+		 * memory of device 0, made from the number the import kept
+		 * when the buffer was imported on another device. */
+		void *d0 = import_devmem(m->of, 0, "hipPointerGetAttributes");
+
+		if (!d0) {
+			pthread_mutex_unlock(&mu);
+			RET(hipErrorOutOfMemory);	/* MemoryAllocation */
+		}
+		a->type = hipMemoryTypeDevice;
+		a->device = 0;
+		a->devicePointer = (char *)d0 + m->off +
+				   ((const char *)p - (char *)m->p);
+	} else if (m) {
+		/* hipMalloc: the device current then; a hipMemMap'ed range:
+		 * its handle's (submitVirtualMap, rocvirtual.cpp). */
 		a->type = m->kind == M_HOSTREG ? hipMemoryTypeHost :
 			  hipMemoryTypeDevice;
-		a->device = m->kind == M_IMAP ? 0 : m->dev;
+		a->device = m->dev;
 		a->devicePointer = (void *)p;
 		a->hostPointer = m->kind == M_HOSTREG ? (void *)p : NULL;
 		a->allocationFlags = m->kind == M_HOSTREG ? m->flags : 0;

@@ -18,6 +18,17 @@
 #include <kfdpool_hip.h>
 #include "rt/types.h"
 
+/*
+ * The clr release modelled (its HIP_VERSION, as hipRuntimeGetVersion
+ * answers it): KFDPOOL_STANDIN_VERSION, "X.Y" of selftests/standin-versions
+ * (tools/vm/suite runs each lib_standin_* program once per release there)
+ * or a HIP_VERSION number; 6.2 when unset.  Behaviours that differ between
+ * releases follow it; KFDPOOL_STANDIN_SINCE(7, 0) tests it.
+ */
+int kfdpool_standin_clr(void);
+#define KFDPOOL_STANDIN_SINCE(major, minor) \
+	(kfdpool_standin_clr() >= (major) * 10000000 + (minor) * 100000)
+
 /* Events recorded on a held stream stay incomplete until it is run. */
 void kfdpool_standin_hold(hipStream_t s, int hold);
 /* Complete everything recorded on @s so far. */
@@ -86,5 +97,12 @@ typedef struct hipPointerAttribute_t {
 	unsigned int allocationFlags;
 } hipPointerAttribute_t;
 hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *p);
+
+/* ROCr's (the stand-in's libhsa-runtime64.so.1), hsa_ext_amd.h. */
+#define HSA_STATUS_ERROR_INVALID_ALLOCATION 0x1002
+int hsa_amd_portable_export_dmabuf(const void *ptr, size_t size, int *dmabuf,
+				   uint64_t *offset);
+int hsa_amd_pointer_info(const void *ptr, void *info, void *(*alloc)(size_t),
+			 uint32_t *naccessible, void **accessible);
 
 #endif

@@ -13,6 +13,9 @@
 #include "lib_hip_util.h"
 #include "kselftest_harness.h"
 
+/* The runtime's, which libkfdpool-hip defines too (rt/types.h). */
+hipError_t hipStreamSynchronize(hipStream_t stream);
+
 #define NPTR 1000
 #define TAG_EXP 0x4558504f52544552ULL	/* written by the exporter */
 #define TAG_IMP 0x494d504f52544552ULL	/* written by the importer */
@@ -308,7 +311,14 @@ static void run_ipc(struct __test_metadata *_metadata, hipMemPool_t pool,
 	EXPECT_EQ(0, st.records);
 	EXPECT_EQ(0, st.used_bytes);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrUsedMemCurrent));
-	/* Release threshold 0: every free chunk went back. */
+	/* Release threshold 0: every free chunk goes back at the next
+	 * synchronising call (hipFree is one), not in hipFreeAsync.  (No
+	 * runtime: no stream to wait for, and it says so.) */
+	if (!batch) {
+		EXPECT_NE(0, st.entries);
+		EXPECT_EQ(hipErrorInvalidHandle, hipStreamSynchronize(NULL));
+		ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+	}
 	EXPECT_EQ(0, st.entries);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
 	EXPECT_EQ(nfds, lh_nfds());

@@ -667,6 +667,39 @@ TEST_F(pool, cookie_is_no_exporter_address)
 		EXPECT_EQ(hipSuccess, hipFree(p[i]));
 }
 
+/*
+ * A POSIX-fd handle is an int (clr writes 4 bytes at export and reads the
+ * low 32 bits at import): kept in an int64_t whose upper half is garbage,
+ * as ROCm's hip-tests keep it, it imports the pool.  NULL (fd 0) is
+ * refused, as clr refuses it.
+ */
+TEST_F(pool, a_posix_fd_handle_is_an_int)
+{
+	hipMemPool_t again = NULL;
+	int64_t h;
+
+	memset(&h, 0xaa, sizeof(h));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&h, self->pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(0xaaaaaaaau, (uint64_t)h >> 32);
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	/* The same pool imported again: the same handle. */
+	EXPECT_EQ(self->imp, again);
+	if (again)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(again));
+	h = (int64_t)(0x5555555500000000ull | (uint32_t)h);
+	again = NULL;
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(self->imp, again);
+	if (again)
+		EXPECT_EQ(hipSuccess, hipMemPoolDestroy(again));
+	close((int)h);
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportFromShareableHandle(
+		  &again, NULL, hipMemHandleTypePosixFileDescriptor, 0));
+}
+
 TEST_F(pool, owner_fd_is_not_a_shareable_handle)
 {
 	struct kfdpool_pool_stats st;
@@ -848,6 +881,65 @@ TEST_F(pool, release_threshold_and_trim)
 	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
 		  hipMemPoolAttrReleaseThreshold, &zero));
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+}
+
+/* The runtime's synchronising calls, which libkfdpool-hip defines too
+ * (without a runtime they answer that there are no streams). */
+typedef struct ihipEvent_t *hipEvent_t;
+hipError_t hipStreamSynchronize(hipStream_t stream);
+hipError_t hipEventSynchronize(hipEvent_t event);
+hipError_t hipDeviceSynchronize(void);
+
+/*
+ * Without a runtime, as with one (CUDA's rule and clr's): what a pool holds
+ * above its release threshold, by default 0, goes back at the next
+ * synchronising call, never inside hipFreeAsync, and a freed block is the
+ * next allocation of its stream (ROCm's hip-tests expect the same address:
+ * MallocMemPoolAsync_Reuse).  Without a runtime there is no stream to wait
+ * for: the calls answer so, and give the memory back.
+ */
+TEST_F(pool, default_threshold_gives_back_at_a_synchronise)
+{
+	/* (33 MiB + 4 KiB: a chunk of its own, of no size class's bound.) */
+	static const size_t sizes[] = { 4096, 1 << 20, (33 << 20) + 4096 };
+	uint64_t thr = 1, chunk;
+	void *p, *q;
+	int i, j;
+
+	ASSERT_EQ(hipSuccess, hipMemPoolGetAttribute(self->pool,
+		  hipMemPoolAttrReleaseThreshold, &thr));
+	ASSERT_EQ(0, thr);
+	for (i = 0; i < 3; i++) {
+		chunk = sizes[i] > (2 << 20) ? sizes[i] : 2 << 20;
+		for (j = 0; j < 3; j++) {
+			ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p,
+				  sizes[i], self->pool, NULL));
+			ASSERT_EQ(hipSuccess, hipFreeAsync(p, NULL));
+			EXPECT_EQ(chunk, lh_attr(self->pool,
+				  hipMemPoolAttrReservedMemCurrent));
+			ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q,
+				  sizes[i], self->pool, NULL));
+			EXPECT_EQ(p, q);
+			ASSERT_EQ(hipSuccess, hipFreeAsync(q, NULL));
+		}
+		EXPECT_EQ(chunk, lh_attr(self->pool,
+			  hipMemPoolAttrReservedMemCurrent));
+		switch (i) {
+		case 0:
+			EXPECT_EQ(hipErrorInvalidHandle,
+				  hipStreamSynchronize(NULL));
+			break;
+		case 1:
+			EXPECT_EQ(hipErrorInvalidHandle,
+				  hipEventSynchronize(NULL));
+			break;
+		default:
+			EXPECT_EQ(hipErrorNoDevice, hipDeviceSynchronize());
+			break;
+		}
+		EXPECT_EQ(0, lh_attr(self->pool,
+			  hipMemPoolAttrReservedMemCurrent));
+	}
 }
 
 TEST_F(pool, max_size_is_enforced)

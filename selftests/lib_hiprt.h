@@ -449,6 +449,77 @@ TEST(kfdpools_pools_never_reach_the_runtime)
 }
 
 /*
+ * A POSIX-fd handle is an int, as clr reads it (the low 32 bits of the
+ * argument): exported into an int64_t whose upper half is garbage (as
+ * ROCm's hip-tests keep it), it imports from that value, and is not
+ * handed to the runtime for its upper half.
+ */
+TEST(a_posix_fd_handle_is_an_int)
+{
+	hipMemPoolProps props;
+	hipMemPool_t pool, imp = NULL;
+	int64_t h;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	memset(&h, 0xaa, sizeof(h));
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolExportToShareableHandle(&h, pool,
+		  hipMemHandleTypePosixFileDescriptor, 0));
+	/* Four bytes written, as clr writes them. */
+	EXPECT_EQ(0xaaaaaaaau, (uint64_t)h >> 32);
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolImportFromShareableHandle(&imp,
+		  (void *)(intptr_t)h, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_NE(NULL, imp);
+	close((int)h);
+	if (imp)
+		EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(imp));
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+}
+
+/*
+ * At the default release threshold (0), beside a runtime without a
+ * device as without one: the chunk stays through hipFreeAsync, and goes
+ * back at the next synchronising call, whose answer is the runtime's.
+ */
+static uint64_t reserved(hipMemPool_t pool)
+{
+	uint64_t v = ~0ull;
+
+	kp->hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &v);
+	return v;
+}
+
+TEST(default_threshold_gives_back_at_a_synchronise)
+{
+	hipMemPoolProps props;
+	hipMemPool_t pool;
+	void *p, *q;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	memset(&props, 0, sizeof(props));
+	props.allocType = hipMemAllocationTypePinned;
+	props.location.type = hipMemLocationTypeHost;
+	props.handleTypes = hipMemHandleTypePosixFileDescriptor;
+	ASSERT_EQ(hipSuccess, kp->hipMemPoolCreate(&pool, &props));
+	ASSERT_EQ(hipSuccess, kp->hipMallocFromPoolAsync(&p, 1 << 20, pool, NULL));
+	ASSERT_EQ(hipSuccess, kp->hipFreeAsync(p, NULL));
+	EXPECT_EQ(2 << 20, reserved(pool));
+	ASSERT_EQ(hipSuccess, kp->hipMallocFromPoolAsync(&q, 1 << 20, pool, NULL));
+	EXPECT_EQ(p, q);
+	ASSERT_EQ(hipSuccess, kp->hipFreeAsync(q, NULL));
+	EXPECT_EQ(rt.hipStreamSynchronize(NULL), kp->hipStreamSynchronize(NULL));
+	if (rt_no_device)
+		EXPECT_EQ(0, reserved(pool));
+	EXPECT_EQ(hipSuccess, kp->hipMemPoolDestroy(pool));
+}
+
+/*
  * hipMemSetMemPool is HIP 7.2's, and kfdpool's beside any runtime.  Beside
  * an older one it answers hipErrorNotSupported; beside 7.2 or later, what the runtime answers (lib_standin_clr_test
  * checks a kfdpool pool against a stand-in of 7.2).  Looked up by version:

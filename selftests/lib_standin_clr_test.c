@@ -4,9 +4,11 @@
  * TEST-ONLY STAND-IN for the HIP runtime (hiprt_standin.c, which behaves
  * as clr's sources it cites do):
  *
- *   hipGetLastError after a call of kfdpool's answers that call's own
- *     result, never a runtime call it made on the way (an event polled:
- *     hipErrorNotReady), and after the runtime's calls what they answered;
+ *   hipGetLastError after a call of kfdpool's answers what clr's would
+ *     after the same call (before HIP 7.0 the call's result; from 7.0 an
+ *     error stays through later successes), never a runtime call it made
+ *     on the way (an event polled: hipErrorNotReady), and after the
+ *     runtime's calls what they answered;
  *   a free on a stream of another device than the current one: the marker
  *     is an event of the stream's device (clr refuses another device's);
  *   stream capture: kfdpool's calls on a capturing stream are refused with
@@ -91,6 +93,9 @@ FIXTURE_TEARDOWN(clr)
 
 TEST_F(clr, last_error_is_the_calls_own)
 {
+	/* From HIP 7.0 a success leaves the last error as it was
+	 * (HIP_UPDATE_ERROR_STATE); before, every call's result is it. */
+	int v7 = KFDPOOL_STANDIN_SINCE(7, 0);
 	void *p, *q;
 
 	kfdpool_standin_hold(self->a, 1);
@@ -108,15 +113,17 @@ TEST_F(clr, last_error_is_the_calls_own)
 						     self->a));
 	EXPECT_EQ(hipSuccess, hipGetLastError());
 	/* After the runtime's own failure, kfdpool's success is the answer,
-	 * as after any call of clr's. */
+	 * as after any call of clr's before 7.0; from 7.0 the failure stays. */
 	EXPECT_EQ(hipErrorInvalidDevice, hipSetDevice(99));
 	ASSERT_EQ(hipSuccess, hipFreeAsync(q, self->a));
-	EXPECT_EQ(hipSuccess, hipPeekAtLastError());
-	/* kfdpool's error, then the runtime's success: the success. */
+	EXPECT_EQ(v7 ? hipErrorInvalidDevice : hipSuccess, hipPeekAtLastError());
+	EXPECT_EQ(v7 ? hipErrorInvalidDevice : hipSuccess, hipGetLastError());
+	/* kfdpool's error, then the runtime's success: the success before
+	 * 7.0, kfdpool's error from 7.0. */
 	EXPECT_EQ(hipErrorInvalidValue, hipMallocFromPoolAsync(NULL, SZ,
 		  self->pool, self->a));
 	EXPECT_EQ(hipSuccess, hipSetDevice(0));
-	EXPECT_EQ(hipSuccess, hipGetLastError());
+	EXPECT_EQ(v7 ? hipErrorInvalidValue : hipSuccess, hipGetLastError());
 	/* kfdpool's error, then the runtime's other failure: the runtime's. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool,
 						     self->a));
@@ -127,6 +134,54 @@ TEST_F(clr, last_error_is_the_calls_own)
 	kfdpool_standin_run(self->a);
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipGetLastError());
+}
+
+/*
+ * A program's error, then kfdpool's calls and the calls it interposes,
+ * all succeeding: from HIP 7.0 hipGetLastError still answers the error
+ * (a failed launch is still seen after hipDeviceSynchronize), and
+ * hipExtGetLastError the last call's success; before, the successes reset
+ * it.  kfdpool's own error is kept from 7.0 through the runtime's
+ * successes, and hipExtGetLastError answers it right after the call.
+ */
+TEST_F(clr, an_earlier_error_survives_kfdpools_successes)
+{
+	int v7 = KFDPOOL_STANDIN_SINCE(7, 0);
+	hipEvent_t e;
+	void *p, *q;
+
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&e, 0));
+	EXPECT_EQ(hipErrorInvalidDevice, hipSetDevice(99));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool,
+						     self->a));
+	ASSERT_EQ(hipSuccess, hipEventRecord(e, self->a));
+	ASSERT_EQ(hipSuccess, hipStreamWaitEvent(self->b, e, 0));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	ASSERT_EQ(hipSuccess, hipStreamSynchronize(self->a));
+	ASSERT_EQ(hipSuccess, hipEventSynchronize(e));
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	EXPECT_EQ(v7 ? hipErrorInvalidDevice : hipSuccess, hipPeekAtLastError());
+	if (v7)
+		EXPECT_EQ(hipErrorInvalidDevice, hipExtGetLastError());
+	EXPECT_EQ(v7 ? hipErrorInvalidDevice : hipSuccess, hipGetLastError());
+	EXPECT_EQ(hipSuccess, hipGetLastError());
+	/* kfdpool's own error (one the runtime cannot hold), then
+	 * successes of the runtime's and of kfdpool's. */
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool,
+						     self->a));
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, self->b));
+	if (v7)
+		EXPECT_EQ(hipErrorOutOfMemory, hipExtGetLastError());
+	EXPECT_EQ(hipSuccess, hipSetDevice(0));
+	ASSERT_EQ(hipSuccess, hipEventRecord(e, self->b));
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	EXPECT_EQ(v7 ? hipErrorOutOfMemory : hipSuccess, hipGetLastError());
+	EXPECT_EQ(hipSuccess, hipGetLastError());
+	kfdpool_standin_run(self->a);
+	EXPECT_EQ(hipSuccess, hipEventDestroy(e));
 }
 
 /* ---- the marker's device ---- */

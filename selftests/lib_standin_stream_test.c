@@ -329,28 +329,51 @@ TEST_F(order, a_destroyed_streams_address_is_a_new_stream)
 	EXPECT_EQ(hipSuccess, hipEventDestroy(ev));
 }
 
+/* A stream of device 1: a device synchronisation of device 0 does not
+ * complete its work. */
+static hipStream_t stream_of_dev1(void)
+{
+	hipStream_t s = NULL;
+
+	hipSetDevice(1);
+	hipStreamCreate(&s);
+	hipSetDevice(0);
+	return s;
+}
+
+/* Give back what waited, after a synchronisation of device 0 (the
+ * stand-in completes the work of device 0's streams). */
+static hipError_t sync_dev0(void)
+{
+	return hipDeviceSynchronize();
+}
+
 TEST_F(order, a_chunk_goes_only_when_its_frees_completed)
 {
+	hipStream_t c = stream_of_dev1();
 	uint64_t zero = 0;
-	int one = 1;
 	void *p;
 
+	ASSERT_NE(NULL, c);
 	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
 		  hipMemPoolAttrReleaseThreshold, &zero));
-	kfdpool_standin_hold(self->a, 1);
-	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	kfdpool_standin_hold(c, 1);
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, c));
 	ASSERT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
-	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
-	/* Empty, threshold 0, but a kernel on A may still use it. */
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, c));
+	/* Empty, threshold 0, but a kernel on C may still use it: not at
+	 * the free, not at a synchronisation that C's work outlives. */
+	EXPECT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	ASSERT_EQ(hipSuccess, sync_dev0());
 	EXPECT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
 	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
-		  hipMemPoolReuseAllowOpportunistic, &one));
+		  hipMemPoolAttrReleaseThreshold, &zero));
 	EXPECT_NE(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
-	/* A got there: the next call on the pool gives it back. */
-	kfdpool_standin_run(self->a);
-	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(self->pool,
-		  hipMemPoolReuseAllowOpportunistic, &one));
+	/* C got there: the next synchronisation gives it back. */
+	kfdpool_standin_run(c);
+	ASSERT_EQ(hipSuccess, sync_dev0());
 	EXPECT_EQ(0, lh_attr(self->pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(c));
 }
 
 TEST_F(order, trim_waits_for_the_frees)
@@ -407,12 +430,14 @@ TEST_F(order, exported_record_is_revoked_at_the_free)
 
 TEST_F(order, an_import_is_unmapped_when_its_free_completed)
 {
+	hipStream_t c = stream_of_dev1();
 	struct kfdpool_pool_stats st;
 	hipMemPoolPtrExportData d;
 	hipMemPool_t imp;
 	void *p, *q;
-	int fd, one = 1;
+	int fd;
 
+	ASSERT_NE(NULL, c);
 	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd, self->pool,
 		  hipMemHandleTypePosixFileDescriptor, 0));
 	ASSERT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&imp,
@@ -421,22 +446,60 @@ TEST_F(order, an_import_is_unmapped_when_its_free_completed)
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
 	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
 	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, imp, &d));
-	kfdpool_standin_hold(self->b, 1);
-	ASSERT_EQ(hipSuccess, hipFreeAsync(q, self->b));
-	/* Its last pointer freed, but B may still read it: mapped. */
+	kfdpool_standin_hold(c, 1);
+	ASSERT_EQ(hipSuccess, hipFreeAsync(q, c));
+	/* Its last pointer freed, but C may still read it: mapped. */
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
-	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(imp,
-		  hipMemPoolReuseAllowOpportunistic, &one));
+	ASSERT_EQ(hipSuccess, sync_dev0());
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
 	EXPECT_EQ(1, st.fd_imports);
-	kfdpool_standin_run(self->b);
-	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(imp,
-		  hipMemPoolReuseAllowOpportunistic, &one));
+	kfdpool_standin_run(c);
+	ASSERT_EQ(hipSuccess, sync_dev0());
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(imp, &st));
 	EXPECT_EQ(0, st.fd_imports);
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(imp));
 	EXPECT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(c));
+}
+
+/*
+ * What a pool holds above its release threshold (the default, 0) goes back
+ * at a synchronising call, never inside hipFreeAsync, and the block a
+ * stream freed is that stream's next allocation (as ROCm's hip-tests
+ * expect of a pool: MallocMemPoolAsync_Reuse, mempool_common.hh).
+ */
+TEST(default_threshold_reuse_then_give_back_at_a_synchronise)
+{
+	uint64_t thr = 1;
+	hipMemPool_t pool;
+	hipStream_t s;
+	void *p, *q;
+	int i;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing (module not loaded)");
+	ASSERT_EQ(hipSuccess, lh_pool(&pool, hipMemHandleTypePosixFileDescriptor,
+				      0));
+	ASSERT_EQ(hipSuccess, hipMemPoolGetAttribute(pool,
+		  hipMemPoolAttrReleaseThreshold, &thr));
+	ASSERT_EQ(0, thr);
+	ASSERT_EQ(hipSuccess, hipStreamCreate(&s));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, pool, s));
+		ASSERT_EQ(hipSuccess, hipFreeAsync(p, s));
+		EXPECT_NE(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+		ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, SZ, pool, s));
+		EXPECT_EQ(p, q);
+		ASSERT_EQ(hipSuccess, hipFreeAsync(q, s));
+	}
+	/* A host pool's chunks are registered with the runtime, and
+	 * hipHostUnregister waits for the device: they go back at the
+	 * device's synchronisation. */
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(s));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 }
 
 /* ---- hipMallocFromPoolAsync and hipFreeAsync wait for no stream ---- */
@@ -491,14 +554,14 @@ TEST_F(order, a_new_chunk_waits_for_no_stream)
 
 /*
  * The free that empties a chunk, release threshold 0, while A has work in
- * flight: the chunk is not given back inside hipFreeAsync (clr's hipFree
- * and hipMemUnmap wait for the device), but at the next call that waits
- * anyway.
+ * flight: the chunk is not given back inside hipFreeAsync, nor at a
+ * synchronisation of B or of an event of B (clr's hipFree would wait for
+ * A: SyncAllStreams), but at the device's synchronisation.
  */
 TEST_F(order, an_emptied_chunk_waits_for_a_synchronising_call)
 {
 	uint64_t zero = 0;
-	hipEvent_t ea;
+	hipEvent_t ea, eb;
 	hipMemPool_t dp;
 	void *p;
 
@@ -506,6 +569,7 @@ TEST_F(order, an_emptied_chunk_waits_for_a_synchronising_call)
 	ASSERT_EQ(hipSuccess, hipMemPoolSetAttribute(dp,
 		  hipMemPoolAttrReleaseThreshold, &zero));
 	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ea, 0));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&eb, 0));
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, dp, self->b));
 	busy(self->a, ea);
 	kfdpool_standin_log(logs, sizeof(logs));
@@ -515,16 +579,66 @@ TEST_F(order, an_emptied_chunk_waits_for_a_synchronising_call)
 	EXPECT_EQ(NULL, strstr(logs, "syncs")) TH_LOG("%s", logs);
 	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
 	EXPECT_NE(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
-	/* B's frees are done once B is synchronised: now it goes. */
+	/* B's frees are done once B is synchronised, but giving the chunk
+	 * back would wait for A: a stream's synchronisation never does. */
 	ASSERT_EQ(hipSuccess, hipStreamSynchronize(self->b));
+	ASSERT_EQ(hipSuccess, hipEventRecord(eb, self->b));
+	ASSERT_EQ(hipSuccess, hipEventSynchronize(eb));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_EQ(NULL, strstr(logs, "syncs")) TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "hipFree")) TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
+	EXPECT_NE(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
+	/* (The runtime's last error is the synchronisation's.) */
+	EXPECT_EQ(hipSuccess, hipGetLastError());
+	/* The device's synchronisation waited for A too: now it goes. */
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
 	kfdpool_standin_log(logs, sizeof(logs));
 	EXPECT_TRUE(strstr(logs, "hipFree import") != NULL) TH_LOG("%s", logs);
 	EXPECT_EQ(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
-	/* (The runtime's last error is the synchronisation's.) */
 	EXPECT_EQ(hipSuccess, hipGetLastError());
-	kfdpool_standin_run(self->a);
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
 	EXPECT_EQ(hipSuccess, hipEventDestroy(ea));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(eb));
+}
+
+/*
+ * A chunk of device 1 is mapped through an external buffer, whose hipFree
+ * clr makes wait for device 0 (the buffer's device id is never set: 0).
+ * Neither device 1's synchronisation nor a hipFree of the pool waits for
+ * device 0: the chunk goes back at device 0's synchronisation.
+ */
+TEST_F(order, a_chunk_of_device_1_waits_for_nothing_of_device_0)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypePosixFileDescriptor, 0);
+	hipStream_t c = stream_of_dev1();
+	hipMemPool_t dp;
+	hipEvent_t ea;
+	void *p, *q;
+
+	ASSERT_NE(NULL, c);
+	props.location.type = hipMemLocationTypeDevice;
+	props.location.id = 1;
+	ASSERT_EQ(hipSuccess, hipMemPoolCreate(&dp, &props));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ea, 0));
+	busy(self->a, ea);		/* device 0's */
+	ASSERT_EQ(hipSuccess, hipSetDevice(1));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, dp, c));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, 3 << 20, dp, c));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, c));
+	kfdpool_standin_log(logs, sizeof(logs));
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	ASSERT_EQ(hipSuccess, hipFree(q));
+	kfdpool_standin_log(logs, sizeof(logs));
+	EXPECT_EQ(NULL, strstr(logs, "dev0")) TH_LOG("%s", logs);
+	EXPECT_EQ(1, kfdpool_standin_pending(self->a));
+	EXPECT_NE(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
+	ASSERT_EQ(hipSuccess, hipSetDevice(0));
+	ASSERT_EQ(hipSuccess, hipDeviceSynchronize());
+	EXPECT_EQ(0, lh_attr(dp, hipMemPoolAttrReservedMemCurrent));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(dp));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(ea));
+	EXPECT_EQ(hipSuccess, hipStreamDestroy(c));
 }
 
 /* The same for an importer's mapping of a device chunk. */

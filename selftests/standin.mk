@@ -33,7 +33,8 @@ $(STANDIN)/libamdhip64.so.6: hiprt_standin.c hiprt_standin.h $(STANDIN_BACKENDS)
 
 STANDIN_TESTS := $(patsubst %.c,$(OUTPUT)/%,$(wildcard lib_standin_*_test.c))
 $(STANDIN_TESTS): CFLAGS += -I$(USERLIB_SRC) -DKFDPOOL_HIP_OWN_TYPES
-$(STANDIN_TESTS): LDLIBS += -L$(STANDIN) -Wl,-rpath,$(STANDIN) -lamdhip64 -ldl
+$(STANDIN_TESTS): LDLIBS += -L$(STANDIN) -Wl,-rpath,$(STANDIN) -lamdhip64 \
+	-l:libhsa-runtime64.so.1 -ldl
 $(STANDIN_TESTS): $(STANDIN)/libamdhip64.so.6 hiprt_standin.h
 
 # The TEST-ONLY STAND-IN for amdkfd and libdrm_amdgpu (kfd_standin.c), an

@@ -48,8 +48,9 @@ static int call_import(void)
 {
 	hipMemPool_t pool;
 
-	/* fd 0 is no pool: refused later, if the variable passes. */
-	return hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)0,
+	/* fd 1 is no pool: refused later, if the variable passes (NULL,
+	 * fd 0, is refused before, as clr refuses it). */
+	return hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)1,
 		hipMemHandleTypePosixFileDescriptor, 0);
 }
 

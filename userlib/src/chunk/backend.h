@@ -25,10 +25,14 @@ struct kp_mem {
 	uint64_t ext;		/* rocr: the runtime's external memory */
 	int dev;		/* device index (kfd) */
 	unsigned int flags;	/* KP_MEM_* */
+	int wait_dev;		/* KP_MEM_WAITS: the device giving it back waits for */
 };
 
 #define KP_MEM_VA	0x1	/* rocr: mapped with hipMemMap (peers) */
 #define KP_MEM_HOSTREG	0x2	/* registered with hipHostRegister */
+/* Giving it back makes the runtime wait for the streams of device
+ * wait_dev (clr's SyncAllStreams in hipFree and hipHostUnregister). */
+#define KP_MEM_WAITS	0x4
 
 struct kp_backend {
 	const char *name;

@@ -42,7 +42,8 @@
  *
  * Giving a chunk back (hipFree, hipMemUnmap, hipHostUnregister) waits for
  * the device in clr (SyncAllStreams; hipMemUnmap a barrier on the null
- * stream): the pool layer does it only where the program waits anyway.
+ * stream): each chunk says which device (will_wait), and the pool layer
+ * gives it back only where the program waited for that device anyway.
  *
  * Not run on AMD hardware: the machines this was written on have no GPU.
  * Its calls are tested against a test-only stand-in of the runtime
@@ -389,6 +390,22 @@ static int alloc_dmabuf(const struct kp_runtime *rt, uint64_t size,
 	return 0;
 }
 
+/*
+ * What giving @m back will wait for (pool/pool.h): clr's hipFree and
+ * hipHostUnregister wait for every stream of the memory's device
+ * (SyncAllStreams of getUserData().deviceId, hip_memory.cpp, rocm-6.2.2 and
+ * the newest), hipMemUnmap for the mapping's device (its null stream in
+ * rocm-6.2.2, every stream in the newest, hip_vm.cpp).  An imported
+ * external buffer never gets a device id of its own (platform/memory.hpp's
+ * UserData: 0), so its hipFree waits for device 0 whichever device it was
+ * mapped on.
+ */
+static void will_wait(struct kp_mem *m, int dev)
+{
+	m->flags |= KP_MEM_WAITS;
+	m->wait_dev = m->ext ? 0 : dev;
+}
+
 static int rocr_alloc_how(int dev, uint64_t size, int va, struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
@@ -406,6 +423,8 @@ static int rocr_alloc_how(int dev, uint64_t size, int va, struct kp_mem *m)
 	ret = path == KP_RT_VMM ? alloc_vmm(rt, dev, size, va, m) :
 	      va ? -EOPNOTSUPP : alloc_dmabuf(rt, size, m);
 	kp_rt_dev_leave(rt, dev, prev);
+	if (!ret)
+		will_wait(m, dev);
 	return ret;
 }
 
@@ -466,6 +485,7 @@ static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 		return ret;
 	m->size = size;
 	m->dev = dev;
+	will_wait(m, dev);
 	return 0;
 }
 
@@ -501,16 +521,21 @@ int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
 int kp_rocr_host_register(struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
-	int mode;
+	int mode, dev;
 	hipError_t e;
 
 	if (!rt || !rt->hipHostRegister || !rt->hipHostUnregister)
 		return 0;
+	/* The memory's device is the one current at registration. */
+	if (!rt->hipGetDevice || rt->hipGetDevice(&dev))
+		dev = 0;
 	mode = kp_rt_relax(rt);
 	e = rt->hipHostRegister(m->addr, m->size, hipHostRegisterDefault);
 	kp_rt_unrelax(rt, mode);
-	if (!e)
+	if (!e) {
 		m->flags |= KP_MEM_HOSTREG;
+		will_wait(m, dev);
+	}
 	return kp_hip_errno(e);
 }
 

@@ -115,6 +115,21 @@ static int fd_is_pool(int fd)
 }
 
 /*
+ * The fd a POSIX-fd shareable handle names.  It is an int: clr writes 4
+ * bytes at export and reads the import's argument through a union of an
+ * int and a void * (hipMemPoolImportFromShareableHandle, hip_mempool.cpp,
+ * rocm-5.6.0 to the newest), so only the low 32 bits count, and programs
+ * pass an int64_t whose upper half is whatever it was (ROCm's hip-tests
+ * keep the handle in one, uninitialized).  -1 for NULL, which clr refuses.
+ */
+static int handle_fd(void *shared_handle)
+{
+	if (!shared_handle)
+		return -1;
+	return (int)(uint32_t)(uintptr_t)shared_handle;
+}
+
+/*
  * Whether a shareable handle is a kfdpool pool's: a fabric handle with
  * kfdpool's magic, or a pool fd whatever type it is said to be (kfdpool
  * refuses a wrong type itself; clr would take the fd for a handle of its
@@ -123,11 +138,11 @@ static int fd_is_pool(int fd)
 static int handle_is_ours(void *shared_handle,
 			  hipMemAllocationHandleType handle_type)
 {
-	intptr_t fd = (intptr_t)shared_handle;
+	int fd = handle_fd(shared_handle);
 
 	if (handle_type == hipMemHandleTypeFabric)
 		return shared_handle && kp_handle_is_kfdpool(shared_handle);
-	return fd >= 0 && fd <= INT32_MAX && fd_is_pool((int)fd);
+	return fd >= 0 && fd_is_pool(fd);
 }
 
 /*
@@ -192,8 +207,7 @@ static hipError_t import_handle(
 	    handle_type == hipMemHandleTypeWin32Kmt)
 		return hipErrorNotSupported;
 	if (handle_type == hipMemHandleTypePosixFileDescriptor) {
-		if ((intptr_t)shared_handle < 0 ||
-		    (intptr_t)shared_handle > INT32_MAX)
+		if (handle_fd(shared_handle) < 0)
 			return hipErrorInvalidValue;
 	} else if (handle_type == hipMemHandleTypeFabric) {
 		if (!shared_handle)
@@ -218,7 +232,7 @@ static hipError_t import_handle(
 		/* The caller keeps its fd; the pool holds its own.  Not an
 		 * fd (EBADF) is hipErrorInvalidValue, no fd left for the
 		 * copy (EMFILE) hipErrorOutOfMemory. */
-		fd = fcntl((int)(intptr_t)shared_handle, F_DUPFD_CLOEXEC, 3);
+		fd = fcntl(handle_fd(shared_handle), F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
 			return kfdpoolErrnoToHip(-errno);
 	}

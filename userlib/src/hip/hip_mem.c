@@ -5,8 +5,8 @@
  *
  * hipMallocFromPoolAsync and hipFreeAsync never wait for the device: a
  * chunk they need comes from calls that wait for no stream, and chunks
- * and imported mappings they would give back wait for a call that waits
- * anyway (kp_in_async, pool/pool.h).  With a runtime that has a device,
+ * and imported mappings they would give back wait for a synchronising
+ * call (pool/pool.h), with or without a runtime.  With a runtime that has a device,
  * their stream is the runtime's to judge first, as clr does: an invalid
  * one is refused, and so is one that captures (kfdpool's markers cannot
  * be part of a graph), the program's capture left as it was.
@@ -96,12 +96,7 @@ KFDPOOL_EXPORT hipError_t hipMallocFromPoolAsync(void **dev_ptr, size_t size,
 						 hipMemPool_t mem_pool,
 						 hipStream_t stream)
 {
-	hipError_t e;
-
-	kp_in_async = 1;
-	e = malloc_from_pool(dev_ptr, size, mem_pool, stream);
-	kp_in_async = 0;
-	return kp_rt_ret(e);
+	return kp_rt_ret(malloc_from_pool(dev_ptr, size, mem_pool, stream));
 }
 
 /*
@@ -121,7 +116,13 @@ static hipError_t free_sync(void *ptr)
 
 KFDPOOL_EXPORT hipError_t hipFree(void *ptr)
 {
-	return kp_rt_ret(free_sync(ptr));
+	/* A synchronising call: what waited goes back (narrowed to the
+	 * device it waits for, where there is one). */
+	struct kp_rel prev = kp_rel_enter(KP_REL_ALL, -1);
+	hipError_t e = free_sync(ptr);
+
+	kp_rel_leave(prev);
+	return kp_rt_ret(e);
 }
 
 static hipError_t free_async(void *dev_ptr, hipStream_t stream)
@@ -153,12 +154,7 @@ static hipError_t free_async(void *dev_ptr, hipStream_t stream)
 
 KFDPOOL_EXPORT hipError_t hipFreeAsync(void *dev_ptr, hipStream_t stream)
 {
-	hipError_t e;
-
-	kp_in_async = 1;
-	e = free_async(dev_ptr, stream);
-	kp_in_async = 0;
-	return kp_rt_ret(e);
+	return kp_rt_ret(free_async(dev_ptr, stream));
 }
 
 /* hipFree for many: kfdpool's pointers in batches, any other one by the
@@ -200,7 +196,11 @@ static hipError_t free_pointers(void *const *ptrs, size_t count,
 KFDPOOL_EXPORT hipError_t kfdpoolFreePointers(void *const *ptrs, size_t count,
 					      hipError_t *results)
 {
-	return kp_rt_ret(free_pointers(ptrs, count, results));
+	struct kp_rel prev = kp_rel_enter(KP_REL_ALL, -1);
+	hipError_t e = free_pointers(ptrs, count, results);
+
+	kp_rel_leave(prev);
+	return kp_rt_ret(e);
 }
 
 /* Waits for the frees in the chunks it gives back (hipMemPoolTrimTo
@@ -223,5 +223,9 @@ static hipError_t trim_to(hipMemPool_t mem_pool, size_t min_bytes_to_hold)
 KFDPOOL_EXPORT hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool,
 					   size_t min_bytes_to_hold)
 {
-	return kp_rt_ret(trim_to(mem_pool, min_bytes_to_hold));
+	struct kp_rel prev = kp_rel_enter(KP_REL_ALL, -1);
+	hipError_t e = trim_to(mem_pool, min_bytes_to_hold);
+
+	kp_rel_leave(prev);
+	return kp_rt_ret(e);
 }

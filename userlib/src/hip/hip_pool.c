@@ -362,7 +362,8 @@ hipError_t kp_pool_create(hipMemPool_t *mem_pool,
 	return err;
 }
 
-hipError_t kp_pool_destroy(hipMemPool_t mem_pool)
+/* hipMemPoolDestroy may wait: it gives back what it can at once. */
+static hipError_t pool_destroy(hipMemPool_t mem_pool)
 {
 	struct ihipMemPoolHandle_t *pool;
 
@@ -382,6 +383,15 @@ hipError_t kp_pool_destroy(hipMemPool_t mem_pool)
 	}
 	kp_pool_put(pool);
 	return hipSuccess;
+}
+
+hipError_t kp_pool_destroy(hipMemPool_t mem_pool)
+{
+	struct kp_rel prev = kp_rel_enter(KP_REL_ALL, -1);
+	hipError_t e = pool_destroy(mem_pool);
+
+	kp_rel_leave(prev);
+	return e;
 }
 
 static hipError_t set_granularity(hipMemPool_t mem_pool, size_t bytes)
@@ -526,9 +536,16 @@ static hipError_t set_attribute(hipMemPool_t mem_pool, hipMemPoolAttr attr,
 	switch (attr) {
 	case hipMemPoolAttrReleaseThreshold:
 		pool->threshold = *(uint64_t *)value;
-		/* Chunks whose frees have not completed stay for now. */
-		if (!pool->imported)
+		/* What is above it goes now (the runtime waiting as it
+		 * does); chunks whose frees have not completed stay. */
+		if (!pool->imported) {
+			struct kp_rel prev = kp_rel_enter(KP_REL_ALL, -1);
+
 			kp_pool_trim(pool, pool->threshold, 0);
+			kp_pool_put(pool);
+			kp_rel_leave(prev);
+			return hipSuccess;
+		}
 		break;
 	case hipMemPoolAttrReservedMemHigh:
 	case hipMemPoolAttrUsedMemHigh:

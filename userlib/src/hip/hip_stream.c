@@ -14,9 +14,9 @@
  *                             stream at the same address is another stream
  *   hipStreamSynchronize(_spt), hipEventSynchronize, hipDeviceSynchronize
  *                             the program waits: chunks and imported
- *                             mappings that calls which must not wait left
- *                             are given back now (clr's own pools release
- *                             memory there too: ReleaseFreedMemory)
+ *                             mappings the pools marked are given back now,
+ *                             as far as the call waited (clr's own pools
+ *                             release memory there too: ReleaseFreedMemory)
  *   hipGetProcAddress         hands out this library's entry points for the
  *                             names it defines, so that a program that
  *                             looks functions up (ROCm >= 6.1) still
@@ -121,15 +121,21 @@ KFDPOOL_EXPORT hipError_t hipStreamDestroy(hipStream_t stream)
 }
 
 /*
- * After a synchronising call of the program's: what waited for one is
- * given back, and the last error is the call's own again.
+ * After a synchronising call of the program's: what the pools marked goes
+ * back as far as the call allows (pool/pool.h): after a stream's or an
+ * event's, only what the runtime gives back without waiting for a stream
+ * (the program waited for one stream, never for the device's others);
+ * after the device's (@dev, -1 when it failed), also what the runtime gives
+ * back by waiting for that device's streams, which are idle now.  Without
+ * a runtime, or one without a device, these calls answer with an error
+ * (there are no streams) and still give back what the pools hold above
+ * their thresholds: nothing of it waits.  The last error is the call's own
+ * again.
  */
-static hipError_t synced(hipError_t err)
+static hipError_t synced(hipError_t err, int dev)
 {
 	kp_rt_passed();
-	if (err)
-		return err;
-	kp_pools_settle();
+	kp_pools_settle(dev >= 0 ? KP_REL_DEV : KP_REL_NOWAIT, dev);
 	return kp_rt_ret(err);
 }
 
@@ -140,9 +146,9 @@ static hipError_t stream_sync(hipStream_t stream, int spt)
 		rt->hipStreamSynchronize_spt : rt->hipStreamSynchronize) : NULL;
 
 	if (!fn)
-		return kp_rt_ret(rt ? hipErrorNotSupported :
-				 hipErrorInvalidHandle);
-	return synced(fn(stream));
+		return synced(rt ? hipErrorNotSupported :
+			      hipErrorInvalidHandle, -1);
+	return synced(fn(stream), -1);
 }
 
 KFDPOOL_EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
@@ -160,17 +166,23 @@ KFDPOOL_EXPORT hipError_t hipEventSynchronize(hipEvent_t event)
 	const struct kp_runtime *rt = kp_rt();
 
 	if (!rt || !rt->hipEventSynchronize)
-		return kp_rt_ret(hipErrorInvalidHandle);
-	return synced(rt->hipEventSynchronize(event));
+		return synced(hipErrorInvalidHandle, -1);
+	return synced(rt->hipEventSynchronize(event), -1);
 }
 
 KFDPOOL_EXPORT hipError_t hipDeviceSynchronize(void)
 {
 	const struct kp_runtime *rt = kp_rt();
+	hipError_t err;
+	int dev = -1;
 
 	if (!rt || !rt->hipDeviceSynchronize)
-		return kp_rt_ret(hipErrorNoDevice);
-	return synced(rt->hipDeviceSynchronize());
+		return synced(hipErrorNoDevice, -1);
+	err = rt->hipDeviceSynchronize();
+	/* The device it waited for: the calling thread's. */
+	if (!err && (!rt->hipGetDevice || rt->hipGetDevice(&dev)))
+		dev = -1;
+	return synced(err, err ? -1 : dev);
 }
 
 /*

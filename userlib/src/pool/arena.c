@@ -279,6 +279,26 @@ struct kp_blk *kp_arena_take(struct kp_arena *a, struct kp_fl *fl,
 	return kp_arena_take_block(a, fl->head[c / KP_SL][c % KP_SL], size);
 }
 
+struct kp_blk *kp_arena_take_within(struct kp_arena *a, struct kp_fl *fl,
+				    uint64_t size, unsigned int limit)
+{
+	uint64_t u;
+	struct kp_blk *b;
+	uint32_t c;
+
+	size = kp_arena_round(a, size);
+	u = size >> a->shift;
+	if (!u)
+		return NULL;
+	c = cls_of(u);
+	if (c / KP_SL >= KP_FL)
+		return NULL;
+	for (b = fl->head[c / KP_SL][c % KP_SL]; b && limit; b = b->lnext, limit--)
+		if (b->size >= size)
+			return kp_arena_take_block(a, b, size);
+	return NULL;
+}
+
 struct kp_blk *kp_arena_scan(struct kp_arena *a, struct kp_fl *fl,
 			     uint64_t size, unsigned int limit,
 			     int (*fn)(struct kp_blk *b, void *arg), void *arg)

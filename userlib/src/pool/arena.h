@@ -124,6 +124,15 @@ void kp_arena_remove(struct kp_arena *a, struct kp_region *r);
  */
 struct kp_blk *kp_arena_take(struct kp_arena *a, struct kp_fl *fl,
 			     uint64_t size);
+/*
+ * What good fit misses: a block of @fl in the class of @size itself (which
+ * holds blocks smaller than @size too) that holds @size bytes, among the
+ * first @limit of that class.  A freed block of a size that is no class
+ * bound (a whole chunk of its own, say) is then found again by a request
+ * of its own size, instead of a new chunk being made.  NULL if none.
+ */
+struct kp_blk *kp_arena_take_within(struct kp_arena *a, struct kp_fl *fl,
+				    uint64_t size, unsigned int limit);
 /* Take @size bytes from the start of the free block @b (in any index). */
 struct kp_blk *kp_arena_take_block(struct kp_arena *a, struct kp_blk *b,
 				   uint64_t size);

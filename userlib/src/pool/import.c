@@ -198,15 +198,17 @@ static void ientry_unmap(struct ihipMemPoolHandle_t *pool, struct kp_ientry *ie)
 void kp_ientry_release(struct ihipMemPoolHandle_t *pool, struct kp_ientry *ie)
 {
 	/* The lock drops while asking: a new pointer may come meanwhile.
-	 * Unmapping waits for the device: not in a call that must not. */
-	if (!kp_defer() && frees_done(pool, ie, pool->destroyed) &&
+	 * Unmapping may wait for the device: only in a call that may
+	 * (pool/pool.h). */
+	if (kp_rel_may(&ie->mem) &&
+	    frees_done(pool, ie, pool->destroyed && kp_rel_may_wait()) &&
 	    !ie->refs && __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED)) {
 		ientry_unmap(pool, ie);
 	} else if (!ie->refs && !ie->release_wanted &&
 		   __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED)) {
 		ie->release_wanted = 1;
 		pool->nrelease++;
-		__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
+		kp_rel_marked();
 	}
 }
 
@@ -232,7 +234,9 @@ void kp_ientry_release_wanted(struct ihipMemPoolHandle_t *pool, int sync)
 			pool->nrelease--;
 			continue;
 		}
-		if (frees_done(pool, ie, sync) && !ie->refs &&
+		if (!kp_rel_may(&ie->mem))
+			continue;
+		if (frees_done(pool, ie, sync && kp_rel_may_wait()) && !ie->refs &&
 		    __atomic_load_n(&ie->range.live, __ATOMIC_RELAXED) &&
 		    ie->release_wanted)
 			ientry_unmap(pool, ie);

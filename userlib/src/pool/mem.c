@@ -19,6 +19,7 @@
 #include "pool/pool.h"
 
 #define FOLLOW_SCAN 64		/* blocks looked at for a dependency */
+#define WITHIN_SCAN 16		/* blocks of a request's own class */
 
 /* ---- chunks ---- */
 
@@ -270,10 +271,10 @@ static struct kp_blk *take_ordered(struct ihipMemPoolHandle_t *pool,
 
 	for (;;) {
 		/* Its own frees: stream order makes them safe. */
-		b = kp_arena_take(a, &own->fl, size);
-		if (b)
-			return b;
-		b = kp_arena_take(a, &a->ready, size);
+		b = kp_arena_take(a, &own->fl, size) ?:
+		    kp_arena_take(a, &a->ready, size) ?:
+		    kp_arena_take_within(a, &own->fl, size, WITHIN_SCAN) ?:
+		    kp_arena_take_within(a, &a->ready, size, WITHIN_SCAN);
 		if (b)
 			return b;
 		/* Frees it depends on through an event it waited for. */
@@ -324,7 +325,8 @@ int kp_pool_alloc(struct ihipMemPoolHandle_t *pool, uint64_t size,
 	for (;;) {
 		b = sq ? take_ordered(pool, sq, stream, size) :
 		     kp_arena_quick_take(a, size) ?:
-		     kp_arena_take(a, &a->ready, size);
+		     kp_arena_take(a, &a->ready, size) ?:
+		     kp_arena_take_within(a, &a->ready, size, WITHIN_SCAN);
 		if (b)
 			break;
 		ret = chunk_size(pool, size, &csize);
@@ -678,20 +680,24 @@ static int range_dev(struct kp_range *r)
 	return -1;
 }
 
-/* Wait for device @dev (hipFree), unlocked. */
-static void sync_device(const struct kp_runtime *rt, int dev)
+/* Wait for device @dev (hipFree; -1: the current one), unlocked: the
+ * device waited for, or -1. */
+static int sync_device(const struct kp_runtime *rt, int dev)
 {
 	int cur = -1;
 
 	if (!rt->hipDeviceSynchronize)
-		return;
-	if (dev >= 0 && rt->hipGetDevice && rt->hipSetDevice &&
-	    !rt->hipGetDevice(&cur) && cur != dev && !rt->hipSetDevice(dev)) {
-		rt->hipDeviceSynchronize();
+		return -1;
+	if (rt->hipGetDevice && rt->hipGetDevice(&cur))
+		cur = -1;
+	if (dev >= 0 && cur >= 0 && cur != dev && rt->hipSetDevice &&
+	    !rt->hipSetDevice(dev)) {
+		if (rt->hipDeviceSynchronize())
+			dev = -1;
 		rt->hipSetDevice(cur);
-		return;
+		return dev;
 	}
-	rt->hipDeviceSynchronize();
+	return rt->hipDeviceSynchronize() ? -1 : cur;
 }
 
 hipError_t kp_free_many(void *const *ptrs, size_t n, hipError_t *res,
@@ -719,9 +725,11 @@ hipError_t kp_free_many(void *const *ptrs, size_t n, hipError_t *res,
 		}
 		r = f.rt ? kp_addr_find(ptrs[i]) : NULL;
 		if (r && stream == KP_SYNC && range_dev(r) != synced) {
-			/* Ours, it seems: wait for its device first. */
+			/* Ours, it seems: wait for its device first; what
+			 * goes back then may wait for that device only. */
 			synced = range_dev(r);
-			sync_device(f.rt, synced);
+			kp_rel.mode = KP_REL_DEV;
+			kp_rel.dev = sync_device(f.rt, synced);
 		} else if (r && stream != KP_SYNC && !keyed) {
 			/* What the runtime must tell first, unlocked. */
 			keyed = 1;
@@ -815,7 +823,9 @@ hipError_t kp_free(void *p, hipStream_t stream)
 		kp_arena_put(&pool->arena, b);
 		if (!c->reg.nused)
 			kp_chunk_maybe_release(pool, c);
-	} else if (!c->reg.nused && pool->reserved > pool->threshold) {
+	} else if (!c->reg.nused && !c->release_wanted &&
+		   pool->reserved > pool->threshold) {
+		/* (Marked already: it waits for a synchronising call.) */
 		kp_chunk_maybe_release(pool, c);
 	}
 	kp_pool_put(pool);

@@ -29,7 +29,7 @@
 
 pthread_mutex_t kp_mu = PTHREAD_MUTEX_INITIALIZER;
 struct ihipMemPoolHandle_t *kp_pools;
-__thread int kp_in_async __attribute__((tls_model("initial-exec")));
+__thread struct kp_rel kp_rel __attribute__((tls_model("initial-exec")));
 int kp_deferred;
 
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -208,7 +208,7 @@ static void release_chunk(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c)
 static int try_release(struct ihipMemPoolHandle_t *pool, struct kp_chunk *c,
 		       int sync)
 {
-	if (c->reg.nused)
+	if (c->reg.nused || !kp_rel_may(&c->mem))
 		return 0;
 	if (c->reg.nquick)
 		kp_arena_flush(&pool->arena);
@@ -234,7 +234,8 @@ void kp_pool_trim(struct ihipMemPoolHandle_t *pool, uint64_t keep, int sync)
 	kp_arena_flush(&pool->arena);
 again:
 	for (c = pool->chunks_tail; c && pool->reserved > keep; c = c->prev) {
-		if (c->reg.nused || pool->reserved - c->reg.size < keep)
+		if (c->reg.nused || pool->reserved - c->reg.size < keep ||
+		    !kp_rel_may(&c->mem))
 			continue;
 		if (kp_region_idle(&c->reg))
 			release_chunk(pool, c);
@@ -252,19 +253,29 @@ void kp_chunk_maybe_release(struct ihipMemPoolHandle_t *pool,
 {
 	uint64_t t = pool->destroyed ? 0 : pool->threshold;
 
-	if (c->reg.nused || pool->reserved <= t ||
+	/* (Marked already: kp_pool_put's caller gives it back where it
+	 * may.) */
+	if (c->reg.nused || c->release_wanted || pool->reserved <= t ||
 	    pool->reserved - c->reg.size < t)
 		return;
-	if (c->reg.nquick)
-		kp_arena_flush(&pool->arena);
-	if (kp_region_idle(&c->reg) && !kp_defer()) {
-		release_chunk(pool, c);
-	} else if (!c->release_wanted) {
-		/* Waits for the events of its frees: looked at again after
-		 * later frees, by trims and synchronising calls. */
+	if (!kp_rel_may(&c->mem)) {
+		/* Not in this call: it stays whole (a quick block too) for
+		 * reuse until a synchronising call gives it back. */
 		c->release_wanted = 1;
 		pool->nrelease++;
-		__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
+		kp_rel_marked();
+		return;
+	}
+	if (c->reg.nquick)
+		kp_arena_flush(&pool->arena);
+	if (kp_region_idle(&c->reg)) {
+		release_chunk(pool, c);
+	} else {
+		/* Waits for the events of its frees: looked at again by
+		 * trims and synchronising calls. */
+		c->release_wanted = 1;
+		pool->nrelease++;
+		kp_rel_marked();
 	}
 }
 
@@ -312,9 +323,11 @@ static void pool_finalize(struct ihipMemPoolHandle_t *pool)
 {
 	const struct kp_runtime *rt = kp_rt_cached();
 
-	/* Everything is free: wait for the last frees, give all back. */
-	kp_pool_trim(pool, 0, 1);
+	/* Everything is free: give all back, waiting for the last frees
+	 * where the call may wait. */
+	kp_pool_trim(pool, 0, kp_rel_may_wait());
 	if (pool_in_use(pool) || pool->chunks) {
+		kp_rel_marked();	/* the rest at a later call */
 		kp_unlock(&pool->mu);
 		return;		/* someone else finishes */
 	}
@@ -345,17 +358,14 @@ static void pool_finalize(struct ihipMemPoolHandle_t *pool)
 
 void kp_pool_put_slow(struct ihipMemPoolHandle_t *pool)
 {
-	if (kp_defer()) {
-		/* Not in a call that must not wait: at the next that may. */
-		kp_unlock(&pool->mu);
-		return;
-	}
 	if (pool->nrelease)
 		kp_pool_release_wanted(pool);
 	if (pool->destroyed && pool->magic == POOL_MAGIC && !pool_in_use(pool)) {
 		pool_finalize(pool);
 		return;
 	}
+	if (pool->nrelease || pool->destroyed)
+		kp_rel_marked();	/* what this call could not give back */
 	kp_unlock(&pool->mu);
 }
 
@@ -392,11 +402,15 @@ static void settle_one(struct ihipMemPoolHandle_t *pool, void *arg)
 	/* kp_pool_put gives back what waited. */
 }
 
-void kp_pools_settle(void)
+void kp_pools_settle(int mode, int dev)
 {
+	struct kp_rel prev;
+
 	if (!__atomic_exchange_n(&kp_deferred, 0, __ATOMIC_RELAXED))
 		return;
+	prev = kp_rel_enter(mode, dev);
 	kp_pools_each(settle_one, NULL);
+	kp_rel_leave(prev);
 }
 
 /*

@@ -32,23 +32,75 @@
 #include "rt/runtime.h"
 
 /*
- * Giving memory back to the runtime waits for the device in clr (hipFree
- * and hipHostUnregister wait for every stream, hipMemUnmap for the null
- * stream).  The calls that must not wait (hipMallocFromPoolAsync,
- * hipFreeAsync) set kp_in_async for their duration; with a runtime that
- * has a device, what they would give back is only marked, and given back
- * where the program waits anyway: hipFree, hipMemPoolTrimTo,
- * hipMemPoolDestroy, setting the release threshold, and the runtime's
- * synchronising calls (kp_pools_settle).
+ * When memory goes back (CUDA's rule, and clr's for its own pools): a block
+ * freed in stream order is reused by later allocations; what a pool holds
+ * above its release threshold is given back at the next synchronising call
+ * of the program, never inside hipMallocFromPoolAsync or hipFreeAsync.
+ * Those calls (and every call not named below) only mark empty chunks and
+ * unused imported mappings; the calls that may give them back say how far
+ * they may wait, for the calling thread (kp_rel_enter):
+ *
+ *   KP_REL_NOWAIT  hipStreamSynchronize, hipEventSynchronize: only what
+ *                  goes back without the runtime waiting for any stream
+ *                  (a synchronise of one stream never waits for another);
+ *   KP_REL_DEV     hipDeviceSynchronize, hipFree: also what the runtime
+ *                  gives back by waiting for every stream of the device
+ *                  that was just synchronised (kp_rel.dev);
+ *   KP_REL_ALL     hipMemPoolTrimTo, hipMemPoolDestroy, setting the release
+ *                  threshold: everything, waiting as the runtime waits.
+ *
+ * What the runtime waits for when a chunk goes back is the chunk's
+ * (KP_MEM_WAITS and kp_mem.wait_dev, set by the backend that made it):
+ * clr's hipFree and hipHostUnregister wait for every stream of the memory's
+ * device (SyncAllStreams), hipMemUnmap for its null stream or every stream.
  */
-extern __thread int kp_in_async __attribute__((tls_model("initial-exec")));
+enum { KP_REL_MARK, KP_REL_NOWAIT, KP_REL_DEV, KP_REL_ALL };
+struct kp_rel {
+	int mode;
+	int dev;
+};
+extern __thread struct kp_rel kp_rel __attribute__((tls_model("initial-exec")));
 extern int kp_deferred;			/* something was marked (atomic) */
-static inline int kp_defer(void)
+
+static inline struct kp_rel kp_rel_enter(int mode, int dev)
 {
-	if (!kp_in_async || !kp_rt_order())
+	struct kp_rel prev = kp_rel;
+
+	kp_rel.mode = mode;
+	kp_rel.dev = dev;
+	return prev;
+}
+
+static inline void kp_rel_leave(struct kp_rel prev)
+{
+	kp_rel = prev;
+}
+
+/* Whether the calling thread's call may give @m back now. */
+static inline int kp_rel_may(const struct kp_mem *m)
+{
+	switch (kp_rel.mode) {
+	case KP_REL_ALL:
+		return 1;
+	case KP_REL_DEV:
+		return !(m->flags & KP_MEM_WAITS) || m->wait_dev == kp_rel.dev;
+	case KP_REL_NOWAIT:
+		return !(m->flags & KP_MEM_WAITS);
+	default:
 		return 0;
+	}
+}
+
+/* Whether it may wait for the markers of frees (hipEventSynchronize). */
+static inline int kp_rel_may_wait(void)
+{
+	return kp_rel.mode == KP_REL_ALL;
+}
+
+/* Something waits for a call that may give it back. */
+static inline void kp_rel_marked(void)
+{
 	__atomic_store_n(&kp_deferred, 1, __ATOMIC_RELAXED);
-	return 1;
 }
 
 #define POOL_MAGIC	0x6b706d70
@@ -225,12 +277,14 @@ void kp_chunk_maybe_release(struct ihipMemPoolHandle_t *pool,
 			    struct kp_chunk *c);
 /* Chunks that wait for their frees' events: give back those now done. */
 void kp_pool_release_wanted(struct ihipMemPoolHandle_t *pool);
-/* Unlock; a destroyed pool with nothing left in use is finalized, and
- * chunks and imports that waited for their frees' events go back. */
+/* Unlock; in a call that gives memory back (kp_rel), a destroyed pool
+ * with nothing left in use is finalized, and chunks and imports that
+ * were marked go back as far as the call allows.  (Whatever is left
+ * marked has kp_deferred set.) */
 void kp_pool_put_slow(struct ihipMemPoolHandle_t *pool);
 static inline void kp_pool_put(struct ihipMemPoolHandle_t *pool)
 {
-	if (pool->nrelease || pool->destroyed)
+	if ((pool->nrelease || pool->destroyed) && kp_rel.mode != KP_REL_MARK)
 		kp_pool_put_slow(pool);
 	else
 		kp_unlock(&pool->mu);
@@ -244,9 +298,10 @@ void kp_pools_fork_child(void);
  */
 void kp_pools_each(void (*fn)(struct ihipMemPoolHandle_t *pool, void *arg),
 		   void *arg);
-/* Give back what calls that must not wait marked (a synchronising call
- * of the program's just returned): no-op when nothing was. */
-void kp_pools_settle(void);
+/* Give back what was marked, as far as @mode (KP_REL_*) and @dev allow
+ * (a synchronising call of the program's just returned): no-op when
+ * nothing was. */
+void kp_pools_settle(int mode, int dev);
 
 /* ---- allocation and free (pool/mem.c) ---- */
 

@@ -266,23 +266,59 @@ const struct kp_hsa *kp_hsa(void)
 /* ---- the last error ---- */
 
 __thread struct kp_last kp_last __attribute__((tls_model("initial-exec")));
+int kp_rt_errstate7 = -1;
+
+/* HIP_VERSION 7.0.0: the last error HIP_UPDATE_ERROR_STATE keeps. */
+#define HIP_ERRSTATE_VERSION 70000000
+
+static int errstate7(const struct kp_runtime *rt)
+{
+	int v = __atomic_load_n(&kp_rt_errstate7, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = kp_rt_version(rt) >= HIP_ERRSTATE_VERSION;
+		__atomic_store_n(&kp_rt_errstate7, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
 
 hipError_t kp_rt_ret_slow(hipError_t e)
 {
 	const struct kp_runtime *rt;
+	int v;
 
-	kp_last.err = e;
-	kp_last.pending = 0;
 	rt = kp_rt_order();
-	if (!rt || !rt->hipGetLastError || !rt->hipRuntimeGetVersion)
+	if (!rt || !rt->hipGetLastError || !rt->hipRuntimeGetVersion) {
+		kp_last.err = e;
+		kp_last.pending = 0;
 		return e;
-	if (e == hipSuccess) {
-		rt->hipGetLastError();
-	} else {
-		/* hipErrorInvalidValue, as hip_context.cpp answers NULL. */
-		rt->hipRuntimeGetVersion(NULL);
-		kp_last.pending = e != hipErrorInvalidValue;
 	}
+	if (!errstate7(rt)) {
+		kp_last.err = e;
+		kp_last.pending = 0;
+		if (e == hipSuccess) {
+			rt->hipGetLastError();
+		} else {
+			/* hipErrorInvalidValue, as hip_context.cpp answers
+			 * NULL. */
+			rt->hipRuntimeGetVersion(NULL);
+			kp_last.pending = e != hipErrorInvalidValue;
+		}
+		return e;
+	}
+	/* HIP 7.0: the last command's error is the call's; the last error
+	 * only if it is one (kfdpool's calls never answer
+	 * hipErrorNotReady).  A success of kfdpool's leaves the last error
+	 * as it was, kept here or the runtime's. */
+	kp_last.cmd = e;
+	kp_last.cmd_pending = 0;
+	if (e == hipSuccess) {
+		rt->hipRuntimeGetVersion(&v);
+		return e;
+	}
+	rt->hipRuntimeGetVersion(NULL);
+	kp_last.err = e;
+	kp_last.pending = kp_last.cmd_pending = e != hipErrorInvalidValue;
 	return e;
 }
 
@@ -290,6 +326,8 @@ hipError_t kp_rt_last_error(int reset, int ext)
 {
 	const struct kp_runtime *rt = kp_rt();
 	__typeof__(hipGetLastError) *fn = NULL;
+	int v7 = rt && kp_rt_order() && rt->hipRuntimeGetVersion &&
+		 errstate7(rt);
 	hipError_t r;
 
 	if (rt)
@@ -303,12 +341,25 @@ hipError_t kp_rt_last_error(int reset, int ext)
 		return r;
 	}
 	r = fn();
+	if (v7 && reset && ext) {
+		/* The last command's error, which the call resets. */
+		if (kp_last.cmd_pending && r == hipErrorInvalidValue)
+			r = kp_last.cmd;
+		kp_last.cmd_pending = 0;
+		return r;
+	}
 	if (kp_last.pending && r == hipErrorInvalidValue)
 		r = kp_last.err;
 	else
 		kp_last.pending = 0;	/* another call came since */
 	if (reset)
 		kp_last.pending = 0;
+	if (v7 && !reset) {
+		/* hipPeekAtLastError's HIP_RETURN made its answer the last
+		 * command's error too (hipGetLastError returns without it). */
+		kp_last.cmd = r;
+		kp_last.cmd_pending = kp_last.pending;
+	}
 	return r;
 }
 

@@ -190,23 +190,35 @@ static inline int kp_hip_errno(hipError_t e)
 }
 
 /*
- * The thread's last error.  clr's HIP_RETURN stores every call's result in
- * the thread's last error (hip_internal.hpp), and hipGetLastError answers
- * it; kfdpool's own calls make it what clr would have after the same call:
- * their own result, never a runtime call they made on the way.  Where
- * the runtime can be told the result (hipSuccess, hipErrorInvalidValue) it
- * is; any other result is kept here, the runtime holding
- * hipErrorInvalidValue for it, and kfdpool's hipGetLastError,
- * hipPeekAtLastError and hipExtGetLastError answer it while the runtime
- * still holds that.  Without a runtime the last error is kept here alone.
+ * The thread's last error, as the loaded runtime keeps it.  Up to HIP 6.4
+ * clr's HIP_RETURN stores every call's result in it (hip_internal.hpp);
+ * from HIP 7.0 (HIP_UPDATE_ERROR_STATE, ROCm/rocm-systems
+ * projects/clr/hipamd/src/hip_internal.hpp) every result goes to the last
+ * command's error (hipExtGetLastError's), and the last error
+ * (hipGetLastError's, hipPeekAtLastError's) changes only on an error
+ * other than hipErrorNotReady: a success leaves an earlier error there.
+ * kfdpool's own calls leave both what clr would after the same call: their
+ * own result, never that of a runtime call they made on the way.  Where
+ * the runtime can be told the result it is (a success: hipGetLastError
+ * resets the last error before 7.0, a succeeding call sets the last
+ * command from 7.0; hipErrorInvalidValue: hipRuntimeGetVersion(NULL));
+ * any other error is kept here, the runtime holding hipErrorInvalidValue
+ * for it, and kfdpool's hipGetLastError, hipPeekAtLastError and
+ * hipExtGetLastError answer it while the runtime still holds that.
+ * Without a runtime the last error is kept here alone (every call's).
  */
 struct kp_last {
-	hipError_t err;		/* kfdpool's last result */
-	int pending;		/* the runtime holds the stand-in for it */
+	hipError_t err;		/* the last error kfdpool left */
+	hipError_t cmd;		/* from 7.0: kfdpool's last command's result */
+	int pending;		/* the runtime holds the stand-in for err */
+	int cmd_pending;	/* ... for cmd, from 7.0 */
 	int forwarded;		/* the call was the runtime's: leave it */
 };
 extern __thread struct kp_last kp_last
 	__attribute__((tls_model("initial-exec")));
+/* 1 when the runtime's last error is HIP 7.0's (asked once), else 0 or
+ * -1 (not asked yet). */
+extern int kp_rt_errstate7;
 hipError_t kp_rt_ret_slow(hipError_t e);
 static inline hipError_t kp_rt_ret(hipError_t e)
 {
@@ -222,18 +234,22 @@ static inline hipError_t kp_rt_ret(hipError_t e)
 	return kp_rt_ret_slow(e);
 }
 
-/* A call that was forwarded: the runtime wrote its own answer.  After
- * kp_rt_forwarded, the next kp_rt_ret leaves it alone (an entry point's
- * wrapper); kp_rt_passed is for a call returned straight away. */
+/* A call that was forwarded: the runtime wrote its own answer (from 7.0
+ * a success of its own leaves the last error, and with it kfdpool's,
+ * where it was).  After kp_rt_forwarded, the next kp_rt_ret leaves it
+ * alone (an entry point's wrapper); kp_rt_passed is for a call returned
+ * straight away. */
+static inline void kp_rt_passed(void)
+{
+	kp_last.cmd_pending = 0;
+	if (__atomic_load_n(&kp_rt_errstate7, __ATOMIC_RELAXED) != 1)
+		kp_last.pending = 0;
+}
+
 static inline void kp_rt_forwarded(void)
 {
 	kp_last.forwarded = 1;
-	kp_last.pending = 0;
-}
-
-static inline void kp_rt_passed(void)
-{
-	kp_last.pending = 0;
+	kp_rt_passed();
 }
 /* The last error, and reset it (@reset) as hipGetLastError does. */
 hipError_t kp_rt_last_error(int reset, int ext);

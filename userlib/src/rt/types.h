@@ -141,6 +141,9 @@ hipError_t hipMemExportToShareableHandle(void *handle,
 hipError_t hipMemGetAllocationGranularity(size_t *granularity,
 				const hipMemAllocationProp *prop,
 				hipMemAllocationGranularity_flags option);
+hipError_t hipMemImportFromShareableHandle(
+				hipMemGenericAllocationHandle_t *handle,
+				void *os_handle, hipMemAllocationHandleType type);
 
 /* Defined here (interposed: stream order follows them, chunks wait for
  * the synchronising calls, the last error is kept) and forwarded. */
@@ -176,5 +179,24 @@ typedef kp_hsa_status_t (*kp_hsa_export_dmabuf_fn)(const void *ptr,
 typedef kp_hsa_status_t (*kp_hsa_close_dmabuf_fn)(int dmabuf);
 typedef kp_hsa_status_t (*kp_hsa_system_get_info_fn)(int attribute,
 						     void *value);
+
+/* hsa_amd_pointer_info_t as ROCr 5.2 has it (later ones append members,
+ * filled only as far as .size says). */
+typedef struct kp_hsa_pointer_info {
+	uint32_t size;
+	int type;			/* hsa_amd_pointer_type_t */
+	void *agent_base;
+	void *host_base;
+	size_t bytes;
+	void *user_data;
+	uint64_t agent_owner;		/* hsa_agent_t */
+	uint32_t global_flags;
+} kp_hsa_pointer_info_t;
+#define KP_HSA_POINTER_UNKNOWN	0
+#define KP_HSA_POINTER_GRAPHICS	3	/* an interop (dma-buf) mapping */
+typedef kp_hsa_status_t (*kp_hsa_pointer_info_fn)(const void *ptr,
+				kp_hsa_pointer_info_t *info,
+				void *(*alloc)(size_t), uint32_t *naccessible,
+				uint64_t **accessible);
 
 #endif
