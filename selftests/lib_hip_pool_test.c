@@ -1351,6 +1351,38 @@ TEST(a_pool_ends_with_its_exporter_whatever_its_child_does)
 	close(sv[1]);
 }
 
+/*
+ * hipMemPoolDestroy of an import whose pointer is still in use keeps the
+ * mapping until the pointer is freed; importing the pool again meanwhile
+ * gives a new, working handle, never the destroyed one.
+ */
+TEST_F(pool, reimport_after_destroying_an_import_in_use)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t again = NULL;
+	void *p, *q, *r;
+	int fd;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 8192, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->imp));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	EXPECT_NE(self->imp, again);
+	/* The new handle works; the destroyed one does not. */
+	EXPECT_EQ(hipSuccess, hipMemPoolImportPointer(&r, again, &d));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&r, self->imp,
+								&d));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFree(r));
+	self->imp = again;	/* the teardown's to destroy */
+	EXPECT_EQ(hipSuccess, hipFree(p));
+}
+
 TEST(importer_killed_releases_everything)
 {
 	hipMemPoolPtrExportData d;
