@@ -9,6 +9,7 @@
  * (imports outliving the exporter's free), threads, and dma-bufs returned.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -1232,12 +1233,21 @@ static void *busy_body(void *p)
 	return NULL;
 }
 
+/*
+ * A fork child while another thread uses the library: its locks are free
+ * in the child, the parent's pools (and their pointers) are refused there
+ * and none of their fds is left to it, and the child makes and uses a
+ * pool of its own.  Each child's exit code says which of these failed.
+ */
 TEST_F_TIMEOUT(pool, fork_while_another_thread_uses_the_library, 300)
 {
 	struct busy_arg a = { self->pool, 0 };
+	int i, status, hung = 0, failed = 0;
+	void *parents;
 	pthread_t t;
-	int i, status, hung = 0;
 
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&parents, 4096, self->pool,
+						     NULL));
 	ASSERT_EQ(0, pthread_create(&t, NULL, busy_body, &a));
 	for (i = 0; i < 20; i++) {
 		pid_t pid = fork();
@@ -1246,23 +1256,131 @@ TEST_F_TIMEOUT(pool, fork_while_another_thread_uses_the_library, 300)
 		if (!pid) {
 			hipMemPool_t np;
 			uint64_t v;
+			void *q;
 
-			/* The library's lock is free in the child, whatever
-			 * the other thread was doing. */
 			alarm(10);
-			hipMemPoolGetAttribute(self->pool,
-					       hipMemPoolAttrReleaseThreshold, &v);
-			if (lh_pool(&np, hipMemHandleTypeNone, 0) == hipSuccess)
-				hipMemPoolDestroy(np);
+			if (hipMemPoolGetAttribute(self->pool,
+					hipMemPoolAttrReleaseThreshold, &v) !=
+			    hipErrorInvalidValue)
+				_exit(1);
+			if (hipMallocFromPoolAsync(&q, 4096, self->pool, NULL) !=
+			    hipErrorInvalidValue)
+				_exit(2);
+			if (hipFree(parents) != hipErrorInvalidValue)
+				_exit(3);
+			if (lh_pool_fds() != 0)
+				_exit(4);
+			if (lh_pool(&np, hipMemHandleTypeNone, 0) != hipSuccess)
+				_exit(5);
+			if (hipMallocFromPoolAsync(&q, 4096, np, NULL) ||
+			    hipFree(q) || hipMemPoolDestroy(np))
+				_exit(6);
 			_exit(0);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		if (!WIFEXITED(status))
 			hung++;
+		else if (WEXITSTATUS(status))
+			failed = WEXITSTATUS(status);
 	}
 	a.stop = 1;
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, hung);
+	EXPECT_EQ(0, failed) TH_LOG("a child failed step %d", failed);
+	EXPECT_EQ(hipSuccess, hipFree(parents));
+}
+
+/*
+ * The child of an exporter (a worker, a shell-out that does not exec)
+ * holds none of its parent's pools: when the exporter dies, its pool
+ * ends, though the child lives on, as an importer's import fd shows.
+ */
+TEST(a_pool_ends_with_its_exporter_whatever_its_child_does)
+{
+	struct kfdpool_pool_stats st;
+	int sv[2], imp, status;
+	pid_t exporter, worker = 0;
+	char verdict = 0;
+
+	if (access("/dev/kfdpool", F_OK))
+		SKIP(return, "/dev/kfdpool missing");
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	exporter = fork();
+	ASSERT_LE(0, exporter);
+	if (!exporter) {
+		hipMemPool_t pool;
+		void *p;
+		int fd;
+
+		if (lh_pool(&pool, hipMemHandleTypePosixFileDescriptor, 0) ||
+		    hipMallocFromPoolAsync(&p, 1 << 20, pool, NULL) ||
+		    hipMemPoolExportToShareableHandle(&fd, pool,
+				hipMemHandleTypePosixFileDescriptor, 0) ||
+		    lh_send_fd(sv[0], fd))
+			_exit(1);
+		close(fd);
+		worker = fork();
+		if (worker < 0)
+			_exit(2);
+		if (!worker) {
+			/* The worker: no pool fd of its parent's. */
+			verdict = lh_pool_fds() == 0 ? 'K' : 'F';
+			if (lh_write_all(sv[0], &verdict, 1))
+				_exit(3);
+			pause();
+			_exit(0);
+		}
+		if (lh_write_all(sv[0], &worker, sizeof(worker)))
+			_exit(4);
+		_exit(0);	/* dies with its pool allocated */
+	}
+	imp = lh_recv_fd(sv[1]);
+	ASSERT_LE(0, imp);
+	ASSERT_EQ(0, lh_read_all(sv[1], &worker, sizeof(worker)));
+	ASSERT_EQ(0, lh_read_all(sv[1], &verdict, 1));
+	ASSERT_EQ(exporter, waitpid(exporter, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("exporter status %#x", status);
+	EXPECT_EQ('K', verdict) TH_LOG("the worker holds pool fds");
+	/* The exporter is gone, its worker lives: the pool ended. */
+	EXPECT_EQ(0, kill(worker, 0));
+	EXPECT_EQ(-ENODEV, kfdpool_pool_stats(imp, 0, &st));
+	kill(worker, SIGKILL);
+	close(imp);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * hipMemPoolDestroy of an import whose pointer is still in use keeps the
+ * mapping until the pointer is freed; importing the pool again meanwhile
+ * gives a new, working handle, never the destroyed one.
+ */
+TEST_F(pool, reimport_after_destroying_an_import_in_use)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t again = NULL;
+	void *p, *q, *r;
+	int fd;
+
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 8192, self->pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportPointer(&d, p));
+	ASSERT_EQ(hipSuccess, hipMemPoolImportPointer(&q, self->imp, &d));
+	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(self->imp));
+	ASSERT_EQ(hipSuccess, hipMemPoolExportToShareableHandle(&fd,
+		  self->pool, hipMemHandleTypePosixFileDescriptor, 0));
+	EXPECT_EQ(hipSuccess, hipMemPoolImportFromShareableHandle(&again,
+		  (void *)(intptr_t)fd, hipMemHandleTypePosixFileDescriptor, 0));
+	close(fd);
+	EXPECT_NE(self->imp, again);
+	/* The new handle works; the destroyed one does not. */
+	EXPECT_EQ(hipSuccess, hipMemPoolImportPointer(&r, again, &d));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolImportPointer(&r, self->imp,
+								&d));
+	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFree(r));
+	self->imp = again;	/* the teardown's to destroy */
+	EXPECT_EQ(hipSuccess, hipFree(p));
 }
 
 TEST(importer_killed_releases_everything)

@@ -188,6 +188,31 @@ static inline int lh_nfds(void)
 	return n - 1;	/* the directory's own */
 }
 
+/* This process's fds that are kfdpool pools (owner or import). */
+static inline int lh_pool_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char target[64];
+	struct dirent *e;
+	ssize_t len;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		len = readlinkat(dirfd(d), e->d_name, target,
+				 sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		n += !strcmp(target, "anon_inode:kfdpool");
+	}
+	closedir(d);
+	return n;
+}
+
 /*
  * Run this program again as "--@role" in a child with @name set to @value
  * (e.g. a runtime stand-in's setting, read once per process): its exit

@@ -466,6 +466,34 @@ TEST(hip_producer_consumer_adopter)
 	EXPECT_EQ(hipErrorInvalidHandle, kfdpoolMemPoolAdopt(&pool, &sh.owner));
 }
 
+/*
+ * An administrator ended the pool (kfdpool-stat --destroy, by id): the
+ * owner's kfdpoolMemPoolEnd then has only its own object and fd to let
+ * go, and succeeds; the handle is gone, and so is the fd.
+ */
+TEST(end_after_an_administrators_destroy)
+{
+	hipMemPoolProps props = lh_props(hipMemHandleTypeFabric, 0);
+	struct kfdpool_pool_stats st;
+	hipMemPool_t pool;
+	int ctl, base;
+
+	if (!have_persist())
+		SKIP(return, "no persistent pools here");
+	base = lh_pool_fds();
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolCreatePersistent(&pool, &props));
+	ASSERT_EQ(base + 1, lh_pool_fds());
+	ASSERT_EQ(hipSuccess, kfdpoolMemPoolGetStats(pool, &st));
+	ctl = kfdpool_open();
+	ASSERT_LE(0, ctl);
+	ASSERT_EQ(0, kfdpool_pool_destroy_id(ctl, st.id));
+	close(ctl);
+	EXPECT_EQ(hipSuccess, kfdpoolMemPoolEnd(pool));
+	EXPECT_EQ(base, lh_pool_fds());
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolEnd(pool));
+	EXPECT_EQ(hipErrorInvalidValue, kfdpoolMemPoolGetStats(pool, &st));
+}
+
 TEST(failed_adoption_leaves_the_pool)
 {
 	struct shared sh;

@@ -223,6 +223,34 @@ TEST_F(order, follow_event_dependencies)
 	EXPECT_EQ(hipSuccess, hipEventDestroy(ev));
 }
 
+/*
+ * A destroyed event is forgotten: an event created at its address (the
+ * stand-in reuses the slot, as an allocator reuses an address) has no
+ * place in stream order until it is recorded, and a stream that waits for
+ * it depends on nothing.
+ */
+TEST_F(order, a_destroyed_events_address_is_a_new_event)
+{
+	hipEvent_t ev, again;
+	void *p, *q;
+
+	set_reuse(self->pool, 1, 0, 0);
+	kfdpool_standin_hold(self->a, 1);
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&ev, 0));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, SZ, self->pool, self->a));
+	ASSERT_EQ(hipSuccess, hipFreeAsync(p, self->a));
+	/* Recorded after the free: a wait for it would allow B to reuse. */
+	ASSERT_EQ(hipSuccess, hipEventRecord(ev, self->a));
+	ASSERT_EQ(hipSuccess, hipEventDestroy(ev));
+	ASSERT_EQ(hipSuccess, hipEventCreateWithFlags(&again, 0));
+	ASSERT_EQ(ev, again);	/* the stand-in reuses the slot */
+	/* Never recorded: B waits for nothing, and may not reuse. */
+	ASSERT_EQ(hipSuccess, hipStreamWaitEvent(self->b, again, 0));
+	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&q, SZ,
+		  self->pool, self->b));
+	EXPECT_EQ(hipSuccess, hipEventDestroy(again));
+}
+
 struct other {
 	hipMemPool_t pool;
 	hipEvent_t ev;		/* to wait for first (_spt), or NULL */

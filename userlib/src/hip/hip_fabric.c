@@ -119,8 +119,11 @@ static int owner_fd(hipMemPool_t mem_pool)
 		fd = -EINVAL;
 	else if (!(pool->handle_types & KFDPOOL_HANDLE_TYPE_FABRIC))
 		fd = -EOPNOTSUPP;
-	else if ((fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 3)) < 0)
-		fd = -errno;
+	else {
+		kp_fd_lock();
+		fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 3);
+		fd = kp_fd_made(fd < 0 ? -errno : fd);
+	}
 	kp_pool_unlock(pool);
 	return fd;
 }
@@ -145,7 +148,7 @@ static hipError_t export_fabric(void *shared_handle, hipMemPool_t mem_pool,
 	if (fd < 0)
 		return owner_errno_to_hip(fd);
 	ret = kfdpool_handle_export(fd, policy, gid, &h);
-	close(fd);
+	kp_fd_close(fd);
 	if (ret < 0)
 		return owner_errno_to_hip(ret);
 	memcpy(shared_handle, &h, sizeof(h));
@@ -160,7 +163,7 @@ static hipError_t rotate_fabric(hipMemPool_t mem_pool)
 	if (fd < 0)
 		return owner_errno_to_hip(fd);
 	ret = kfdpool_handle_rotate(fd);
-	close(fd);
+	kp_fd_close(fd);
 	return ret < 0 ? owner_errno_to_hip(ret) : hipSuccess;
 }
 

@@ -6,12 +6,14 @@
  *
  *   the runtime lookup's lock (rt/runtime.c; nests with no other),
  *   kp_mu, the fabric policy's lock, the address table's writers' lock,
- *   the stream table's lock, the backends' locks (rocr, kfd, vgem; taken
+ *   the stream table's lock, the lock of the library's pool fds (taken
+ *   around making one), the backends' locks (rocr, kfd, vgem; taken
  *   alone).
  *
  * The pools' own locks are not: a child must not use its parent's pools,
- * so in the child they are made anew and the pools marked unusable
- * (kp_pools_fork_child).
+ * so in the child they are made anew, the pools marked unusable and every
+ * pool fd of the library closed (kp_pools_fork_child): the child holds no
+ * part of its parent's pools, which end when the parent does.
  *
  * One handler, not one per lock: the prepare handlers of pthread_atfork
  * run in the reverse order of registration, which is the order of the
@@ -29,6 +31,7 @@ static void fork_prepare(void)
 	kp_fabric_fork(1);
 	kp_addr_fork(1);
 	kp_order_fork(1);
+	kp_fd_fork(1);
 	kp_rocr_fork(1);
 	kp_kfd_fork(1);
 	kp_vgem_fork(1);
@@ -39,6 +42,7 @@ static void fork_release(void)
 	kp_vgem_fork(0);
 	kp_kfd_fork(0);
 	kp_rocr_fork(0);
+	kp_fd_fork(0);
 	kp_order_fork(0);
 	kp_addr_fork(0);
 	kp_fabric_fork(0);

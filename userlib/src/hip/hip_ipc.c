@@ -225,21 +225,24 @@ static hipError_t import_handle(
 			return err;
 		if (!(features & KFDPOOL_FEATURE_POOL_HANDLE))
 			return hipErrorNotSupported;
-		fd = kfdpool_pool_import_handle(ctl, shared_handle);
+		kp_fd_lock();
+		fd = kp_fd_made(kfdpool_pool_import_handle(ctl, shared_handle));
 		if (fd < 0)
 			return kfdpoolErrnoToHip(fd);
 	} else {
 		/* The caller keeps its fd; the pool holds its own.  Not an
 		 * fd (EBADF) is hipErrorInvalidValue, no fd left for the
 		 * copy (EMFILE) hipErrorOutOfMemory. */
+		kp_fd_lock();
 		fd = fcntl(handle_fd(shared_handle), F_DUPFD_CLOEXEC, 3);
+		fd = kp_fd_made(fd < 0 ? -errno : fd);
 		if (fd < 0)
-			return kfdpoolErrnoToHip(-errno);
+			return kfdpoolErrnoToHip(fd);
 	}
 	ret = kfdpool_pool_stats(fd, 0, &st);
 	if (ret || st.mode != KFDPOOL_MODE_IMPORT) {
 		/* Not a pool fd, or an owner fd passed as a handle. */
-		close(fd);
+		kp_fd_close(fd);
 		return ret ? kfdpoolErrnoToHip(ret) : hipErrorInvalidValue;
 	}
 	memset(&props, 0, sizeof(props));
@@ -247,7 +250,7 @@ static hipError_t import_handle(
 	props.handleTypes = (hipMemAllocationHandleType)st.handle_types;
 	err = kp_import_backend(&props, busid, rt, &be);
 	if (err) {
-		close(fd);
+		kp_fd_close(fd);
 		return err;
 	}
 
@@ -264,13 +267,13 @@ static hipError_t import_handle(
 		kp_unlock(&p->mu);
 		if (same) {
 			*mem_pool = p;
-			close(fd);
+			kp_fd_close(fd);
 			goto out;
 		}
 	}
 	pool = kp_pool_new();
 	if (!pool) {
-		close(fd);
+		kp_fd_close(fd);
 		err = hipErrorOutOfMemory;
 		goto out;
 	}

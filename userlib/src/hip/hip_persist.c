@@ -38,7 +38,8 @@ static hipError_t adopt(hipMemPool_t *mem_pool,
 	if (!(features & KFDPOOL_FEATURE_PERSIST))
 		return hipErrorNotSupported;
 	memcpy(&h, handle, sizeof(h));
-	fd = kfdpool_pool_adopt(ctl, &h);
+	kp_fd_lock();
+	fd = kp_fd_made(kfdpool_pool_adopt(ctl, &h));
 	if (fd < 0)
 		return kfdpoolErrnoToHip(fd);
 	ret = kfdpool_pool_stats(fd, 0, &st);
@@ -65,7 +66,7 @@ static hipError_t adopt(hipMemPool_t *mem_pool,
 		return hipSuccess;
 fail:
 	/* The pool stays as it was, persistent, for another adopter. */
-	close(fd);
+	kp_fd_close(fd);
 	return err;
 }
 

@@ -344,9 +344,10 @@ hipError_t kp_pool_create(hipMemPool_t *mem_pool,
 	else
 		snprintf(name, sizeof(name), "hip-%c%d-%d-%u",
 			 device ? 'd' : 'h', dev, (int)getpid(), g_pool_seq);
-	fd = kfdpool_pool_create_flags(ctl, pool_props->maxSize,
-				       (uint32_t)pool_props->handleTypes,
-				       flags, name, id);
+	kp_fd_lock();
+	fd = kp_fd_made(kfdpool_pool_create_flags(ctl, pool_props->maxSize,
+				(uint32_t)pool_props->handleTypes,
+				flags, name, id));
 	pthread_mutex_unlock(&kp_mu);
 	if (fd == -EDQUOT)
 		kp_say_quota(KP_QUOTA_POOL, pool_props->maxSize);
@@ -357,7 +358,7 @@ hipError_t kp_pool_create(hipMemPool_t *mem_pool,
 		/* A persistent pool nobody could use would stay: end it. */
 		if (flags & KFDPOOL_POOL_PERSIST)
 			kfdpool_pool_destroy(fd);
-		close(fd);
+		kp_fd_close(fd);
 	}
 	return err;
 }

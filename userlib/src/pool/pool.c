@@ -346,7 +346,7 @@ static void pool_finalize(struct ihipMemPoolHandle_t *pool)
 		}
 	}
 	kp_lock(&pool->mu);
-	close(pool->fd);
+	kp_fd_close(pool->fd);
 	kp_arena_fini(&pool->arena);
 	kp_map_fini(&pool->map);
 	pool_reset(pool);
@@ -413,16 +413,68 @@ void kp_pools_settle(int mode, int dev)
 	kp_rel_leave(prev);
 }
 
+/* ---- the library's pool fds (pool.h: fork) ---- */
+
+static pthread_mutex_t g_fd_mu = PTHREAD_MUTEX_INITIALIZER;
+static int *g_fds;
+static size_t g_nfds, g_capfds;
+
+void kp_fd_lock(void)
+{
+	pthread_mutex_lock(&g_fd_mu);
+}
+
+int kp_fd_made(int fd)
+{
+	if (fd >= 0 && KP_GROW(g_fds, g_capfds, g_nfds + 1)) {
+		close(fd);
+		fd = -ENOMEM;
+	} else if (fd >= 0) {
+		g_fds[g_nfds++] = fd;
+	}
+	pthread_mutex_unlock(&g_fd_mu);
+	return fd;
+}
+
+void kp_fd_close(int fd)
+{
+	size_t i;
+
+	pthread_mutex_lock(&g_fd_mu);
+	for (i = 0; i < g_nfds; i++) {
+		if (g_fds[i] == fd) {
+			g_fds[i] = g_fds[--g_nfds];
+			break;
+		}
+	}
+	close(fd);
+	pthread_mutex_unlock(&g_fd_mu);
+}
+
+void kp_fd_fork(int prepare)
+{
+	if (prepare)
+		pthread_mutex_lock(&g_fd_mu);
+	else
+		pthread_mutex_unlock(&g_fd_mu);
+}
+
 /*
  * In a fork child: the parent's pools are unusable (a thread of the parent
  * may have held their locks or been halfway through a change).  Their
  * locks are made anew; the objects stay, so that their handles and
- * pointers are still told from the runtime's and refused.
+ * pointers are still told from the runtime's and refused.  Their fds, and
+ * any other the library had open, are closed: the pools are the parent's
+ * (they end when it closes its fds, its imports count as its own), whether
+ * or not the child calls exec (which closes them too: O_CLOEXEC).  What
+ * the child had mapped of them stays mapped until it exits or calls exec.
+ * The fd lock is held here (kp_fd_fork).
  */
 void kp_pools_fork_child(void)
 {
 	struct ihipMemPoolHandle_t *p;
 	unsigned int i, j;
+	size_t k;
 
 	for (i = 0; i < g_nslabs; i++) {
 		for (j = 0; j < SLAB_POOLS; j++) {
@@ -430,6 +482,11 @@ void kp_pools_fork_child(void)
 			kp_lock_init(&p->mu);
 		}
 	}
-	for (p = kp_pools; p; p = p->next)
+	for (p = kp_pools; p; p = p->next) {
 		p->forked = 1;
+		p->fd = -1;
+	}
+	for (k = 0; k < g_nfds; k++)
+		close(g_fds[k]);
+	g_nfds = 0;
 }

@@ -289,8 +289,23 @@ static inline void kp_pool_put(struct ihipMemPoolHandle_t *pool)
 	else
 		kp_unlock(&pool->mu);
 }
-/* Pools of the parent are unusable in a fork child (hip_fork.c). */
+/*
+ * Pools of the parent are unusable in a fork child (hip_fork.c), and the
+ * child holds none of their fds: an owner fd held by a child would keep
+ * the pool alive after its exporter, and let the child pin and revoke in
+ * it.  Every pool fd the library opens is made with kp_fd_lock() held and
+ * handed to kp_fd_made(), which keeps it and unlocks, so that fork()
+ * (which takes the lock first) finds it kept; kp_fd_close() closes one.
+ * In the child, every kept fd is closed (kp_pools_fork_child).  The
+ * program's own fds (a handle it is about to import) are never touched.
+ */
 void kp_pools_fork_child(void);
+void kp_fd_lock(void);
+/* @fd (or a -errno) just made, kp_fd_lock() held: kept, and unlocked.
+ * Returns @fd, or -ENOMEM (closed: no room to keep it). */
+int kp_fd_made(int fd);
+void kp_fd_close(int fd);
+void kp_fd_fork(int prepare);
 /*
  * Call @fn(pool, @arg) for every live pool, each locked in turn (kp_mu is
  * not held: @fn may leave and enter the pool around the runtime), and put
