@@ -21,8 +21,9 @@ ksft-tree-check: lib
 # headers and linked with its runtime, in a root of that release
 # (tools/roots): make hiprt-progs-trixie (HIP 5.7), hiprt-progs-sid (HIP
 # 6.4) put them in $(BUILD)/hiprt/SUITE: the coexistence kselftests and
-# the examples (share_pool, README's first program), with the runtime's
-# name and version in its file "runtime".  They run in that root only
+# the examples (share_pool, README's first program) and make gpu-check's
+# tools/gpu/gpu_pool (built, not run), with the runtime's name and version
+# in its file "runtime".  They run in that root only
 # (tools/vm/suite --hip SUITE); the libraries are this machine's.  (make
 # unit checks kfdpool's types against each root's HIP headers.)
 HIPRT_TESTS := $(patsubst $(SRC)/selftests/%.c,%,$(wildcard $(SRC)/selftests/lib_hiprt_*_test.c))
@@ -45,3 +46,4 @@ hiprt-progs:
 		LIBKFDPOOL=$(LIBDIR_OUT) $(addprefix $(HIPRT_OUT)/selftests/,$(HIPRT_TESTS))
 	$(MAKE) -f $(SRC)/Makefile EXAMPLES_OUT=$(HIPRT_OUT)/examples \
 		$(addprefix $(HIPRT_OUT)/examples/,$(HIPRT_EXAMPLES))
+	$(MAKE) -f $(SRC)/Makefile GPU_POOL_OUT=$(HIPRT_OUT) $(HIPRT_OUT)/gpu_pool

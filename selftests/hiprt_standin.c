@@ -559,7 +559,8 @@ static int any_capture(void)
 }
 
 /*
- * CHECK_STREAM_CAPTURE_SUPPORTED (hip_internal.hpp, rocm-6.2.2), in
+ * CHECK_STREAM_CAPTURE_SUPPORTED (hip_internal.hpp, rocm-6.2.2, and the
+ * same in ROCm/rocm-systems' newest, so in every release modelled), in
  * hipMalloc, hipFree, hipHostRegister, hipHostUnregister among others:
  * unless the thread's capture mode is relaxed, a call while this thread
  * (thread-local mode) or any thread (global mode) captures invalidates
@@ -598,8 +599,9 @@ static int capture_unsafe(const char *name)
 			RET(hipErrorStreamCaptureUnsupported); \
 	} while (0)
 
-/* Device::SyncAllStreams (hip_device.cpp, rocm-6.2.2): what ihipFree and
- * ihipHostUnregister wait for.  mu held. */
+/* Device::SyncAllStreams (hip_device.cpp, rocm-6.2.2; ihipHostUnregister
+ * still calls it in ROCm/rocm-systems' newest hip_memory.cpp): what ihipFree
+ * and ihipHostUnregister wait for, in every release modelled.  mu held. */
 static void sync_all_streams(int dev, const char *why)
 {
 	int i, waited = 0;

@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Device pools through the HIP runtime (issue 12 item 3), against the
+ * Device pools through the HIP runtime, against the
  * TEST-ONLY STAND-IN for it (hiprt_standin.c: "device" memory is host
- * memory behind real dma-bufs, every call recorded).  What is checked is
- * the call sequence libkfdpool-hip makes, as clr would see it:
+ * memory behind real dma-bufs, every call recorded), under each clr
+ * release it models.  What is checked is the call sequence libkfdpool-hip
+ * makes, as clr would see it:
  *
  *   the path chosen by what the runtime and the driver can do (HIP >= 6.2
  *     and the VMM attribute for vmm, DMABUF_SUPPORTED for dmabuf), said
  *     in one line that names why the other was not;
- *   vmm: hipMemCreate, hipMemExportToShareableHandle, mapped as importers
- *     map (no hipMemMap: it waits for the null stream); the dma-buf
- *     pinned; a pool opened to a peer maps its chunks with hipMemMap and
- *     hipMemSetAccess for the peer;
+ *   vmm: hipMemCreate, hipMemExportToShareableHandle, and the chunk mapped
+ *     by the runtime itself (hipMemAddressReserve, hipMemMap,
+ *     hipMemSetAccess), never as external memory; the dma-buf pinned; a
+ *     pool opened to a peer gives it every chunk with hipMemSetAccess;
  *   dmabuf: hipExtMallocWithFlags and hsa_amd_portable_export_dmabuf, each
  *     chunk a driver object of its own (never a block of ROCr's fragment
  *     allocator shared with other allocations, never reused from its block
  *     cache); peer access refused with one line;
  *   runtime errors passed up unchanged;
- *   the importer, another process whose devices are numbered otherwise:
- *     the pool's device found by PCI bus id, mapped on its own ordinal
- *     with hipImportExternalMemory and hipExternalMemoryGetMappedBuffer,
- *     so that the runtime knows the pointer (its hipMemcpy and hipMemset
- *     work on it), both ways; the fd closed once the runtime holds the
- *     mapping (no fd per chunk), or left to a runtime that took it, never
- *     closed twice nor leaked;
+ *   the importer, another process whose devices are numbered otherwise or
+ *     alike: the pool's device found by PCI bus id, mapped on its own
+ *     ordinal with hipMemImportFromShareableHandle and hipMemMap (no fd
+ *     kept), or, on the dmabuf path, as external memory, the fd kept for
+ *     the runtime (clr maps its number again for device 0) until the
+ *     mapping goes, one per chunk until RLIMIT_NOFILE says no, and refused
+ *     where the release never frees external memory (7.2); the runtime
+ *     knows the pointer (hipMemcpy, hipMemset, hipPointerGetAttributes:
+ *     device 1 is device 1 in both processes), ROCr's dma-buf export
+ *     answers an error for it, never crashes; nothing left after;
  *   hipGetProcAddress hands out libkfdpool-hip's functions for its names.
  */
 #include <dlfcn.h>
@@ -94,8 +98,24 @@ static int stderr_lines(hipError_t (*fn)(void *), void *arg, hipError_t *ret,
 
 struct msg {
 	hipMemPoolPtrExportData d;
-	char busid[16];
+	char busid[16];		/* the pool's GPU */
 };
+
+/* Whether this process maps device chunks as external memory
+ * (KFDPOOL_RT_PATH=dmabuf), not through virtual memory. */
+static int ext_path(void)
+{
+	const char *e = getenv("KFDPOOL_RT_PATH");
+
+	return e && !strcmp(e, "dmabuf");
+}
+
+/* The importer's import, as the release it runs against maps it: refused
+ * where external memory is never freed (7.2's retained view). */
+static int ext_refused(void)
+{
+	return ext_path() && KFDPOOL_STANDIN_SINCE(7, 2);
+}
 
 /*
  * The runtime refuses to map the import, at each of its steps: the import
@@ -103,27 +123,47 @@ struct msg {
  * of the process's or the stand-in's, no import in the kernel, nothing in
  * the runtime).  0, or which check failed.
  */
-static int import_refused(hipMemPool_t pool, hipMemPoolPtrExportData *d)
+static int import_refused(hipMemPool_t pool, hipMemPoolPtrExportData *d,
+			  int dev)
 {
-	static const struct {
+	struct step {
 		const char *call;
 		hipError_t answer, want;
 		const char *log;
-	} steps[] = {
+	};
+	char vmm_map[128], vmm_access[160], ext_map[128];
+	const struct step vmm[] = {
+		{ "hipMemImportFromShareableHandle", hipErrorInvalidValue,
+		  hipErrorInvalidValue, "hipMemImportFromShareableHandle fails" },
+		{ "hipMemMap", hipErrorInvalidValue, hipErrorInvalidValue,
+		  vmm_map },
+		{ "hipMemSetAccess", hipErrorInvalidDevice, hipErrorInvalidDevice,
+		  vmm_access },
+		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
+		  "hipGetDevice fails" },
+	}, ext[] = {
 		{ "hipImportExternalMemory", hipErrorOutOfMemory,
 		  hipErrorOutOfMemory, "hipImportExternalMemory fails" },
 		{ "hipExternalMemoryGetMappedBuffer", hipErrorInvalidValue,
-		  hipErrorInvalidValue, "hipExternalMemoryGetMappedBuffer fails;"
-		  "hipDestroyExternalMemory dev0" },
+		  hipErrorInvalidValue, ext_map },
 		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
 		  "hipGetDevice fails" },
 	};
+	const struct step *steps = ext_path() ? ext : vmm;
+	size_t i, n = ext_path() ? sizeof(ext) / sizeof(ext[0]) :
+				  sizeof(vmm) / sizeof(vmm[0]);
 	struct kfdpool_pool_stats st;
 	int nfds = lh_nfds();
-	size_t i;
 	void *q;
 
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+	snprintf(vmm_map, sizeof(vmm_map), "hipMemMap fails;hipMemAddressFree;"
+		 "hipMemRelease dev%d", dev);
+	snprintf(vmm_access, sizeof(vmm_access), "hipMemSetAccess fails;"
+		 "hipMemUnmap dev%d;hipMemAddressFree;hipMemRelease dev%d", dev,
+		 dev);
+	snprintf(ext_map, sizeof(ext_map), "hipExternalMemoryGetMappedBuffer "
+		 "fails;hipDestroyExternalMemory dev%d", dev);
+	for (i = 0; i < n; i++) {
 		standin_log();
 		kfdpool_standin_fail(steps[i].call, 0, steps[i].answer);
 		q = NULL;
@@ -145,15 +185,61 @@ static int import_refused(hipMemPool_t pool, hipMemPoolPtrExportData *d)
 	return 0;
 }
 
-/* Import the pointer, read what the exporter wrote (0x5a), answer 0xa5. */
+struct import_args {
+	hipMemPool_t pool;
+	hipMemPoolPtrExportData *d;
+	void **q;
+};
+
+static hipError_t import_one(void *arg)
+{
+	struct import_args *a = arg;
+
+	return hipMemPoolImportPointer(a->q, a->pool, a->d);
+}
+
+/* What ROCr says of @p: an hsa_amd_pointer_type_t, -1 if it cannot. */
+static int rocr_pointer_type(const void *p)
+{
+	struct { uint32_t size; int type; char rest[64]; } info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	return hsa_amd_pointer_info(p, &info, NULL, NULL, NULL) ? -1 : info.type;
+}
+
+/* A file whose first page is 0x33: what a closed fd's number could name
+ * by the time the runtime maps it again. */
+static int sentinel(void)
+{
+	char page[4096];
+	int fd = memfd_create("sentinel", MFD_CLOEXEC);
+
+	memset(page, 0x33, sizeof(page));
+	if (fd >= 0 && (ftruncate(fd, 4 << 20) ||
+			pwrite(fd, page, sizeof(page), 0) != sizeof(page))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * Import the pointer, read what the exporter wrote (0x5a), answer 0xa5,
+ * and tell the exporter 'K' (or 'R': refused as the release refuses
+ * external memory it never frees).
+ */
 static int importer(int sock)
 {
 	hipMemPool_t pool;
+	hipPointerAttribute_t a;
 	struct msg m;
 	unsigned char *buf = malloc(SIZE);
 	struct kfdpool_query kq;
-	void *q;
-	int fd, i, nfds, sentinel[8];
+	unsigned char *seen;
+	uint64_t off;
+	void *q = NULL;
+	int fd, i, n, dev = -1, nfds, held, sentinels[8];
 
 	fd = lh_recv_fd(sock);
 	if (fd < 0 || lh_read_all(sock, &m, sizeof(m)) || !buf)
@@ -161,46 +247,109 @@ static int importer(int sock)
 	/* The library's control fd stays open once opened: open it now. */
 	if (kfdpool_ctl(&kq) < 0)
 		return 2;
+	/* The pool's GPU, as this process numbers it. */
+	if (hipDeviceGetByPCIBusId(&dev, m.busid))
+		return 2;
 	nfds = lh_nfds();
 	if (hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
 			hipMemHandleTypePosixFileDescriptor, 0))
 		return 3;
-	i = import_refused(pool, &m.d);
+	if (ext_refused()) {
+		struct import_args ia = { pool, &m.d, &q };
+		char err[1024];
+		hipError_t e;
+
+		/* Refused, with one line that says why. */
+		if (stderr_lines(import_one, &ia, &e, err, sizeof(err)) != 1 ||
+		    e != hipErrorNotSupported || q ||
+		    !strstr(err, "PR #1749")) {
+			fprintf(stderr, "importer: %d %p: %s", e, q, err);
+			return 30;
+		}
+		if (hipMemPoolDestroy(pool))
+			return 31;
+		close(fd);
+		return lh_write_all(sock, "R", 1) ? 12 : 0;
+	}
+	i = import_refused(pool, &m.d, dev);
 	if (i)
 		return 20 + i;
-	i = lh_nfds();
+	n = lh_nfds();
 	if (hipMemPoolImportPointer(&q, pool, &m.d))
 		return 4;
-	/* The runtime holds the mapping: no fd kept for the chunk. */
-	if (lh_nfds() != i)
+	/* Through virtual memory the driver holds the buffer: no fd per
+	 * chunk.  As external memory the runtime keeps the fd's number: one
+	 * held open until the mapping goes. */
+	held = ext_path() && !getenv("KFDPOOL_STANDIN_TAKE_FD");
+	if (lh_nfds() != n + held)
 		return 14;
-	/* Files opened now take the lowest free numbers: among them the
-	 * number of an fd a runtime took and closed.  Closing that number
-	 * later (as if it were still the import's) would close one of them. */
+	/* Files opened now take the lowest free numbers: among them any the
+	 * import closed while the runtime still counts on it. */
 	for (i = 0; i < 8; i++)
-		sentinel[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	/* The pool's GPU is this process's device 0. */
-	if (!in_order(standin_log(), "hipImportExternalMemory dev0;"
-		      "hipExternalMemoryGetMappedBuffer dev0")) {
+		sentinels[i] = sentinel();
+	if (!in_order(standin_log(), ext_path() ?
+		      (dev ? "hipImportExternalMemory dev1;"
+			     "hipExternalMemoryGetMappedBuffer dev1" :
+			     "hipImportExternalMemory dev0;"
+			     "hipExternalMemoryGetMappedBuffer dev0") :
+		      (dev ? "hipMemImportFromShareableHandle dev1;"
+			     "hipMemAddressReserve;hipMemMap dev1;"
+			     "hipMemSetAccess dev1 of dev1" :
+			     "hipMemImportFromShareableHandle dev0;"
+			     "hipMemAddressReserve;hipMemMap dev0;"
+			     "hipMemSetAccess dev0 of dev0"))) {
 		fprintf(stderr, "importer log:\n%s", logs);
 		return 5;
 	}
-	if (kfdpool_standin_device_of(q) != 0)
+	if (kfdpool_standin_device_of(q) != dev)
 		return 6;
+	/* A chunk of 2 MiB is where the GPU can use its 2 MiB fragments. */
+	if ((uintptr_t)q & ((2 << 20) - 1))
+		return 15;
 	/* The runtime knows the pointer: its copies work on it. */
 	if (hipMemcpy(buf, q, SIZE, hipMemcpyDeviceToHost))
 		return 7;
 	for (i = 0; i < SIZE; i++)
 		if (buf[i] != 0x5a)
 			return 8;
+	/*
+	 * And what it says of it: its device, and device memory that is the
+	 * same buffer.  External memory is device 0's to clr whatever device
+	 * it was imported on, and device 0's memory of it is made from the
+	 * number the import kept (a runtime that took the fd has none).
+	 */
+	if (!getenv("KFDPOOL_STANDIN_TAKE_FD")) {
+		if (hipPointerGetAttributes(&a, q) ||
+		    a.type != hipMemoryTypeDevice)
+			return 16;
+		if (a.device != (ext_path() ? 0 : dev) ||
+		    (!ext_path() && a.devicePointer != q))
+			return 17;
+		seen = a.devicePointer;
+		for (off = 0; off < SIZE; off += 4096)
+			if (seen[off] != 0x5a) {
+				fprintf(stderr, "importer: device %d's memory of "
+					"%p reads %#x at %llu\n", a.device, q,
+					seen[off], (unsigned long long)off);
+				return 18;
+			}
+	}
+	/* ROCr's dma-buf export (RCCL's, UCX's) answers an error for it. */
+	if (!ext_path() &&
+	    hsa_amd_portable_export_dmabuf(q, SIZE, &i, &off) !=
+	    HSA_STATUS_ERROR_INVALID_ALLOCATION)
+		return 19;
 	if (hipMemset(q, 0xa5, SIZE))
 		return 9;
 	if (hipFree(q) || hipMemPoolDestroy(pool))
 		return 10;
+	/* The runtime let go of the mapping: ROCr knows nothing there. */
+	if (rocr_pointer_type(q) != 0)
+		return 29;
 	for (i = 0; i < 8; i++) {
-		if (fcntl(sentinel[i], F_GETFD) < 0)
+		if (sentinels[i] < 0 || fcntl(sentinels[i], F_GETFD) < 0)
 			return 13;
-		close(sentinel[i]);
+		close(sentinels[i]);
 	}
 	close(fd);
 	/* Every fd of the import closed, once: none left, none closed
@@ -216,36 +365,51 @@ static int importer(int sock)
 }
 
 /*
- * Export a device-1 pointer to an importer exec'd with @env set and the
- * devices in the opposite order; 0 or the importer's status.
+ * Export a device-1 pointer to an importer exec'd with @env (NULL-ended)
+ * set and the devices numbered as here, or the other way round with
+ * @reversed; 0 or the importer's status.  The exporter's own pointer is
+ * checked as the importer's is.
  */
 static int share_with_importer(struct __test_metadata *_metadata,
-			       const char *env)
+			       int reversed, const char *const *env)
 {
 	unsigned char *buf = malloc(SIZE);
+	hipPointerAttribute_t a;
 	hipMemPool_t pool;
 	struct msg m;
-	int sv[2], fd, st, i;
+	int sv[2], fd, st, i, dfd = -1;
 	char arg[16], c = 0;
+	uint64_t off = 0;
 	void *p;
 	pid_t pid;
 
 	if (device_pool(&pool, 1))
 		return -1;
+	memset(&m, 0, sizeof(m));
 	if (hipMallocFromPoolAsync(&p, SIZE, pool, NULL) ||
 	    hipMemset(p, 0x5a, SIZE) || hipMemPoolExportPointer(&m.d, p) ||
 	    hipMemPoolExportToShareableHandle(&fd, pool,
-			hipMemHandleTypePosixFileDescriptor, 0))
+			hipMemHandleTypePosixFileDescriptor, 0) ||
+	    hipDeviceGetPCIBusId(m.busid, sizeof(m.busid), 1))
 		return -2;
+	/* Device 1's memory, mapped by the runtime itself. */
+	EXPECT_EQ(hipSuccess, hipPointerGetAttributes(&a, p));
+	EXPECT_EQ(1, a.device);
+	EXPECT_EQ(p, a.devicePointer);
+	EXPECT_EQ(0, (uintptr_t)p & ((2 << 20) - 1));
+	EXPECT_EQ(HSA_STATUS_ERROR_INVALID_ALLOCATION,
+		  hsa_amd_portable_export_dmabuf(p, SIZE, &dfd, &off));
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return -3;
 	pid = fork();
 	if (!pid) {
 		close(sv[0]);
 		snprintf(arg, sizeof(arg), "%d", sv[1]);
-		setenv("KFDPOOL_STANDIN_DEVICES", "0000:c1:00.0,0000:03:00.0", 1);
-		if (env)
-			putenv((char *)env);
+		setenv("KFDPOOL_STANDIN_DEVICES", reversed ?
+		       "0000:c1:00.0,0000:03:00.0" : "0000:03:00.0,0000:c1:00.0",
+		       1);
+		for (i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
 		execl("/proc/self/exe", "importer", "--importer", arg,
 		      (char *)NULL);
 		_exit(127);
@@ -257,10 +421,10 @@ static int share_with_importer(struct __test_metadata *_metadata,
 	lh_read_all(sv[0], &c, 1);
 	waitpid(pid, &st, 0);
 	close(sv[0]);
-	EXPECT_EQ('K', c);
+	EXPECT_TRUE(c == 'K' || c == 'R') TH_LOG("importer said %#x", c);
 	/* The importer's answer, read back through the runtime. */
 	EXPECT_EQ(hipSuccess, hipMemcpy(buf, p, SIZE, hipMemcpyDeviceToHost));
-	for (i = 0; i < SIZE && buf[i] == 0xa5; i++)
+	for (i = 0; i < SIZE && buf[i] == (c == 'K' ? 0xa5 : 0x5a); i++)
 		;
 	EXPECT_EQ(SIZE, i);
 	EXPECT_EQ(hipSuccess, hipFree(p));
@@ -298,13 +462,14 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
 	EXPECT_STREQ("rocr", kfdpoolMemPoolBackend(pool));
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, 4096, pool, NULL));
+	/* Mapped by the runtime as its own (hipMemMap), never as external
+	 * memory (an interop map, whose region ROCr records as null). */
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
 			     "hipMemExportToShareableHandle dev1;"
-			     "hipImportExternalMemory dev1;"
-			     "hipExternalMemoryGetMappedBuffer dev1"))
+			     "hipMemAddressReserve;hipMemMap dev1;"
+			     "hipMemSetAccess dev1 of dev1 flags 3"))
 		TH_LOG("%s", logs);
-	/* hipMemMap waits for the null stream (clr): not for a new chunk. */
-	EXPECT_EQ(NULL, strstr(logs, "hipMemMap")) TH_LOG("%s", logs);
+	EXPECT_EQ(NULL, strstr(logs, "hipImportExternalMemory")) TH_LOG("%s", logs);
 	EXPECT_EQ(1, kfdpool_standin_device_of(p));
 	EXPECT_EQ(hipSuccess, hipMemset(p, 1, 4096));
 	/* The kernel pool holds the dma-buf, named by the GPU's bus id
@@ -314,19 +479,41 @@ TEST_F(dev, vmm_path_allocates_exports_and_names_the_gpu)
 	EXPECT_EQ(0, strncmp(st.name, "hip-d0000:c1:00.0-", 18)) TH_LOG("%s", st.name);
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
-	EXPECT_TRUE(in_order(standin_log(), "hipFree import dev1;"
-			     "hipDestroyExternalMemory dev1;hipMemRelease dev1"))
+	EXPECT_TRUE(in_order(standin_log(), "hipMemUnmap dev1;"
+			     "hipMemAddressFree;hipMemRelease dev1"))
 		TH_LOG("%s", logs);
 }
 
 TEST_F_TIMEOUT(dev, importer_maps_by_bus_id_and_the_runtime_knows_it, 300)
 {
-	EXPECT_EQ(0, share_with_importer(_metadata, NULL));
+	EXPECT_EQ(0, share_with_importer(_metadata, 1, NULL));
+}
+
+/* A pool of device 1 is device 1's memory in both processes, as
+ * hipPointerGetAttributes and ROCr see it. */
+TEST_F_TIMEOUT(dev, a_pool_on_device_1_is_device_1_in_both_processes, 300)
+{
+	EXPECT_EQ(0, share_with_importer(_metadata, 0, NULL));
+}
+
+/*
+ * An importer that maps external memory keeps the fd whose number clr
+ * maps again for another device (hipPointerGetAttributes of a device-1
+ * import makes device 0's memory from it): open until the mapping goes.
+ */
+TEST_F_TIMEOUT(dev, an_external_memory_import_keeps_the_fd_the_runtime_uses, 300)
+{
+	static const char *const env[] = { "KFDPOOL_RT_PATH=dmabuf", NULL };
+
+	EXPECT_EQ(0, share_with_importer(_metadata, 0, env));
 }
 
 TEST_F_TIMEOUT(dev, a_runtime_that_takes_the_fd_is_left_it, 300)
 {
-	EXPECT_EQ(0, share_with_importer(_metadata, "KFDPOOL_STANDIN_TAKE_FD=1"));
+	static const char *const env[] = { "KFDPOOL_RT_PATH=dmabuf",
+					   "KFDPOOL_STANDIN_TAKE_FD=1", NULL };
+
+	EXPECT_EQ(0, share_with_importer(_metadata, 1, env));
 }
 
 static hipError_t set_peer(void *pool)
@@ -345,24 +532,17 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 	hipMemAccessFlags f;
 	hipMemPool_t pool;
 	size_t gran = 1 << 20;
-	char out[1024];
-	hipError_t e;
-	void *p, *q;
+	void *p, *q, *r;
 
 	ASSERT_EQ(hipSuccess, device_pool(&pool, 1));
 	ASSERT_EQ(hipSuccess, kfdpoolMemPoolSetGranularity(pool, gran));
-	/* A chunk mapped as importers map it cannot be given to a peer:
-	 * refused, said once, until the pool holds no chunk. */
+	/* Every chunk is the runtime's own mapping: one made before the
+	 * peer is named is given to it too. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
-	EXPECT_EQ(1, stderr_lines(set_peer, pool, &e, out, sizeof(out)))
-		TH_LOG("%s", out);
-	EXPECT_EQ(hipErrorNotSupported, e);
-	EXPECT_TRUE(strstr(out, "before the pool's first allocation") != NULL)
-		TH_LOG("%s", out);
-	EXPECT_EQ(hipSuccess, hipFree(p));
-	EXPECT_EQ(hipSuccess, hipMemPoolTrimTo(pool, 0));
 	standin_log();
 	ASSERT_EQ(hipSuccess, set_peer(pool));
+	EXPECT_TRUE(in_order(standin_log(), "hipMemSetAccess dev0 of dev1 flags 3"))
+		TH_LOG("%s", logs);
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &dev0));
 	EXPECT_EQ(hipMemAccessFlagsProtReadWrite, f);
 	/* Its own device always; the host never (not CPU-mapped). */
@@ -372,20 +552,22 @@ TEST_F(dev, set_access_maps_peers_with_the_runtime)
 	f = hipMemAccessFlagsProtReadWrite;
 	EXPECT_EQ(hipSuccess, hipMemPoolGetAccess(&f, pool, &host));
 	EXPECT_EQ(hipMemAccessFlagsProtNone, f);
-	/* Chunks reserved now are mapped for the peer. */
-	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&p, gran, pool, NULL));
+	/* Chunks reserved now are mapped for the peer as they are made. */
 	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&q, gran, pool, NULL));
+	ASSERT_EQ(hipSuccess, hipMallocFromPoolAsync(&r, gran, pool, NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
 			     "hipMemExportToShareableHandle dev1;"
 			     "hipMemAddressReserve;hipMemMap dev1;"
 			     "hipMemSetAccess dev1 of dev1 flags 3;"
 			     "hipMemSetAccess dev0 of dev1 flags 3;"
 			     "hipMemCreate dev1;hipMemMap dev1;"
+			     "hipMemSetAccess dev1 of dev1 flags 3;"
 			     "hipMemSetAccess dev0 of dev1 flags 3"))
 		TH_LOG("%s", logs);
 	EXPECT_EQ(NULL, strstr(logs, "hipImportExternalMemory"));
 	EXPECT_EQ(hipSuccess, hipFree(p));
 	EXPECT_EQ(hipSuccess, hipFree(q));
+	EXPECT_EQ(hipSuccess, hipFree(r));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemUnmap dev1;"
 			     "hipMemAddressFree;hipMemRelease dev1"))
@@ -515,8 +697,7 @@ TEST_F_TIMEOUT(dev, rocr_5_6_path_exports_with_hsa, 300)
  * with the runtime's own error, unchanged, what the earlier steps made is
  * given back in reverse order, and the pool is as before: its one chunk
  * of room (maxSize) is still there for the next allocation.  With @peer,
- * the pool is opened to device 0 first, and its chunks are mapped with
- * hipMemMap.
+ * the pool is opened to device 0 first, and its chunks are given to it.
  */
 static void runtime_errors(struct __test_metadata *_metadata, int peer)
 {
@@ -531,18 +712,13 @@ static void runtime_errors(struct __test_metadata *_metadata, int peer)
 		  "hipMemCreate fails", -1 },
 		{ "hipMemExportToShareableHandle", hipErrorNotSupported,
 		  hipErrorNotSupported, "hipMemRelease dev1", -1 },
-		{ "hipImportExternalMemory", hipErrorOutOfMemory,
-		  hipErrorOutOfMemory, "hipMemRelease dev1", 0 },
-		{ "hipExternalMemoryGetMappedBuffer", hipErrorInvalidValue,
-		  hipErrorInvalidValue,
-		  "hipDestroyExternalMemory dev1;hipMemRelease dev1", 0 },
 		{ "hipMemAddressReserve", hipErrorOutOfMemory,
-		  hipErrorOutOfMemory, "hipMemRelease dev1", 1 },
+		  hipErrorOutOfMemory, "hipMemRelease dev1", -1 },
 		{ "hipMemMap", hipErrorInvalidValue, hipErrorInvalidValue,
-		  "hipMemAddressFree;hipMemRelease dev1", 1 },
+		  "hipMemAddressFree;hipMemRelease dev1", -1 },
 		{ "hipMemSetAccess", hipErrorInvalidDevice,
 		  hipErrorInvalidDevice,
-		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1", 1 },
+		  "hipMemUnmap dev1;hipMemAddressFree;hipMemRelease dev1", -1 },
 		/* The pool's device made current, and put back: */
 		{ "hipGetDevice", hipErrorNoDevice, hipErrorNoDevice,
 		  "hipGetDevice fails", -1 },
@@ -646,7 +822,7 @@ TEST_F(dev, a_chunk_the_runtime_rounds_up_counts_whole)
 	EXPECT_EQ(hipErrorOutOfMemory, hipMallocFromPoolAsync(&p, 4096, pool,
 							      NULL));
 	EXPECT_TRUE(in_order(standin_log(), "hipMemCreate dev1;"
-			     "hipFree import dev1;hipDestroyExternalMemory dev1;"
+			     "hipMemUnmap dev1;hipMemAddressFree;"
 			     "hipMemRelease dev1")) TH_LOG("%s", logs);
 	EXPECT_EQ(0, lh_attr(pool, hipMemPoolAttrReservedMemCurrent));
 	EXPECT_EQ(0, kfdpool_standin_fds());
@@ -899,14 +1075,23 @@ TEST_F_TIMEOUT(dev, dmabuf_chunks_are_driver_objects_of_their_own, 300)
 
 #define MANY 48
 
-/* Import MANY pointers, each in a chunk of its own, with few fds to spare. */
+/*
+ * Import MANY pointers, each in a chunk of its own, with 16 fds to spare:
+ * through virtual memory all of them, holding no fd; as external memory
+ * (KFDPOOL_RT_PATH=dmabuf) one fd each until none is left, then the
+ * import fails with hipErrorOutOfMemory and one line naming the limit,
+ * and nothing is left of it.
+ */
 static int many_importer(int sock)
 {
 	hipMemPoolPtrExportData d[MANY];
 	void *q[MANY];
 	hipMemPool_t pool;
 	struct rlimit rl;
-	int fd, i, n;
+	char err[2048];
+	int fd, i, n, got = MANY, mfd, saved, lines = 0;
+	hipError_t e = hipSuccess;
+	ssize_t r;
 
 	fd = lh_recv_fd(sock);
 	if (fd < 0 || lh_read_all(sock, d, sizeof(d)))
@@ -914,6 +1099,13 @@ static int many_importer(int sock)
 	if (hipMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
 			hipMemHandleTypePosixFileDescriptor, 0))
 		return 3;
+	if (ext_refused()) {
+		/* (7.2 refuses external memory: a_pool_..._is_refused.) */
+		if (hipMemPoolImportPointer(&q[0], pool, &d[0]) !=
+		    hipErrorNotSupported || hipMemPoolDestroy(pool))
+			return 10;
+		return lh_write_all(sock, "K", 1) ? 9 : 0;
+	}
 	/* The first import opens what the library keeps (its ring). */
 	if (hipMemPoolImportPointer(&q[0], pool, &d[0]))
 		return 4;
@@ -921,26 +1113,52 @@ static int many_importer(int sock)
 	rl.rlim_cur = rl.rlim_max = n + 16;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		return 4;
-	for (i = 1; i < MANY; i++) {
-		hipError_t e = hipMemPoolImportPointer(&q[i], pool, &d[i]);
-
-		if (e) {
-			fprintf(stderr, "import %d of %d: %d (%d fds)\n", i, MANY,
-				e, lh_nfds());
-			return 5;
-		}
+	mfd = memfd_create("stderr", MFD_CLOEXEC);
+	saved = dup(2);
+	fflush(stderr);
+	dup2(mfd, 2);
+	for (i = 1; i < MANY && !e; i++) {
+		e = hipMemPoolImportPointer(&q[i], pool, &d[i]);
+		if (e)
+			got = i;
 	}
-	if (lh_nfds() != n)
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	r = pread(mfd, err, sizeof(err) - 1, 0);
+	close(mfd);
+	err[r > 0 ? r : 0] = 0;
+	for (char *c = err; *c; c++)
+		lines += *c == '\n';
+	if (!ext_path() && (e || lh_nfds() != n || lines)) {
+		fprintf(stderr, "import %d of %d: %d (%d fds)\n%s", got, MANY,
+			e, lh_nfds(), err);
+		return 5;
+	}
+	/* (Of the 16 fds to spare the capture of stderr takes two.) */
+	if (ext_path() && (e != hipErrorOutOfMemory || got < 8 ||
+			   lh_nfds() != n + got - 1 || lines != 1 ||
+			   !strstr(err, "RLIMIT_NOFILE"))) {
+		fprintf(stderr, "import %d of %d: %d (%d fds, %d before)\n%s",
+			got, MANY, e, lh_nfds(), n, err);
 		return 6;
-	for (i = 0; i < MANY; i++)
+	}
+	for (i = 0; i < got; i++)
 		if (hipFree(q[i]))
 			return 7;
+	/* The fds go with their mappings (given back at a synchronising
+	 * call), the first import's too. */
+	if (hipDeviceSynchronize() || lh_nfds() != n - ext_path() ||
+	    kfdpool_standin_fds()) {
+		fprintf(stderr, "%d fds, %d before\n", lh_nfds(), n);
+		return 11;
+	}
 	if (hipMemPoolDestroy(pool))
 		return 8;
 	return lh_write_all(sock, "K", 1) ? 9 : 0;
 }
 
-TEST_F_TIMEOUT(dev, an_importer_holds_no_fd_per_chunk, 300)
+static void share_many(struct __test_metadata *_metadata, const char *env)
 {
 	hipMemPoolPtrExportData d[MANY];
 	void *p[MANY];
@@ -964,6 +1182,8 @@ TEST_F_TIMEOUT(dev, an_importer_holds_no_fd_per_chunk, 300)
 	if (!pid) {
 		close(sv[0]);
 		snprintf(arg, sizeof(arg), "%d", sv[1]);
+		if (env)
+			putenv((char *)env);
 		execl("/proc/self/exe", "importer", "--many", arg, (char *)NULL);
 		_exit(127);
 	}
@@ -980,6 +1200,16 @@ TEST_F_TIMEOUT(dev, an_importer_holds_no_fd_per_chunk, 300)
 	for (i = 0; i < MANY; i++)
 		EXPECT_EQ(hipSuccess, hipFree(p[i]));
 	EXPECT_EQ(hipSuccess, hipMemPoolDestroy(pool));
+}
+
+TEST_F_TIMEOUT(dev, an_importer_holds_no_fd_per_chunk, 300)
+{
+	share_many(_metadata, NULL);
+}
+
+TEST_F_TIMEOUT(dev, an_external_memory_importer_holds_an_fd_per_chunk, 300)
+{
+	share_many(_metadata, "KFDPOOL_RT_PATH=dmabuf");
 }
 
 TEST(get_proc_address_hands_out_kfdpools_functions)

@@ -250,6 +250,16 @@ $(EXAMPLES_OUT)/share_pool $(EXAMPLES_OUT)/weight_cache: $(EXAMPLES_OUT)/%: \
 	@mkdir -p $(dir $@)
 	$(EXAMPLE_CC) -o $@ $< -L$(LIBDIR_OUT) -Wl,-rpath,$(LIBDIR_OUT) -lkfdpool-hip
 
+# tools/gpu/gpu_pool as tools/gpu-check builds it (README's link line);
+# make hiprt-progs-SUITE builds it against each release's HIP headers.
+GPU_POOL_OUT ?= $(BUILD)/gpu
+$(GPU_POOL_OUT)/gpu_pool: $(SRC)/tools/gpu/gpu_pool.c $(LIB_SO) $(LIB_HDRS) \
+		$(LIBDIR_OUT)/pkgconfig/kfdpool-uninstalled.pc \
+		$(LIBDIR_OUT)/pkgconfig/kfdpool-hip-uninstalled.pc
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -Werror -D__HIP_PLATFORM_AMD__ -o $@ $< \
+		$(README_PC) -Wl,-rpath,$(LIBDIR_OUT) -lamdhip64
+
 # kfdpool-query, a small tool over the library.
 tools: $(BUILD)/bin/kfdpool-query
 $(BUILD)/bin/kfdpool-query: $(SRC)/tools/query.c $(LIBDIR_OUT)/libkfdpool.so

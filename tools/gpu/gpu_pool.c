@@ -15,7 +15,9 @@
  *
  * The checks (what each shows is in its comment below): share, dmabuf-size,
  * canary, free-while-mapped, stream-order, last-error, new-chunk-timing,
- * other-device-free, many-chunks, capture, set-mem-pool, kernel-access.
+ * other-device-free, many-chunks, capture, set-mem-pool, kernel-access,
+ * device1-attributes, memory-back, earlier-error, stream-sync-alone,
+ * big-allocation, exporter-killed, hsa-export, peer-access, spin-clock.
  * The path is the one KFDPOOL_RT_PATH forces, or libkfdpool-hip's choice;
  * tools/gpu-check runs the path-dependent checks on both paths, and the
  * dma-buf checks a second time with HSA_DISABLE_FRAGMENT_ALLOCATOR=1 as a
@@ -24,8 +26,10 @@
  * second process is always started by exec, never by a fork of a process
  * that initialised HIP.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -259,16 +263,48 @@ static int all_bytes(const unsigned char *b, size_t n, unsigned char v)
 	return i == n;
 }
 
+static int hip_version(void)
+{
+	int v = 0;
+
+	return hipRuntimeGetVersion(&v) ? 0 : v;
+}
+
+/*
+ * Whether libkfdpool-hip maps device chunks as external memory here (its
+ * dmabuf path: KFDPOOL_RT_PATH=dmabuf, or a runtime without virtual
+ * memory) rather than with hipMemMap: what some checks expect differs.
+ */
+static int ext_path(void)
+{
+	const char *e = getenv("KFDPOOL_RT_PATH");
+	int attr = 0;
+
+	if (e && !strcmp(e, "dmabuf"))
+		return 1;
+	if (hip_version() < 60200000 || !devices())
+		return 1;
+	return hipDeviceGetAttribute(&attr, (hipDeviceAttribute_t)VMM_ATTR, 0) ||
+	       !attr;
+}
+
 /* ---- kernels ---- */
 
 static hipFunction_t k_spin, k_fill, k_count;
 static unsigned long long cycles_per_s;
 
+/*
+ * The kernels, loaded for the current device.  kp_spin counts clock64(),
+ * whose timer runs at hipDeviceAttributeClockInstructionRate (kHz; a
+ * constant 100 MHz on many AMD GPUs), not at the shader clock
+ * hipDeviceAttributeClockRate reports: its cycles per second come from
+ * the former (spin-clock times it).
+ */
 static int kernels(void)
 {
 	const char *path = getenv("KFDPOOL_GPU_KERNELS");
 	hipModule_t mod;
-	int khz = 0;
+	int khz = 0, dev = 0;
 
 	if (!path || !*path)
 		return notrun("no kernels (KFDPOOL_GPU_KERNELS: gpu-check builds "
@@ -278,8 +314,11 @@ static int kernels(void)
 	    hipModuleGetFunction(&k_fill, mod, "kp_fill") ||
 	    hipModuleGetFunction(&k_count, mod, "kp_count"))
 		return failed("load the kernels", hipSuccess);
-	hipDeviceGetAttribute(&khz, hipDeviceAttributeClockRate, 0);
-	cycles_per_s = (unsigned long long)(khz > 0 ? khz : 1000000) * 1000;
+	hipGetDevice(&dev);
+	if (hipDeviceGetAttribute(&khz, hipDeviceAttributeClockInstructionRate,
+				  dev) || khz <= 0)
+		hipDeviceGetAttribute(&khz, hipDeviceAttributeClockRate, dev);
+	cycles_per_s = (unsigned long long)(khz > 0 ? khz : 100000) * 1000;
 	return PASS;
 }
 
@@ -775,6 +814,10 @@ static int check_last_error(void)
 
 /* ---- a new chunk while a long kernel runs ---- */
 
+/* A kernel of 3 s on stream A, then on the null stream: an allocation on B
+ * that needs a new chunk waits for neither on the dmabuf path, for the
+ * null stream alone on the vmm path (HIP <= 7.2). */
+
 static int check_new_chunk_timing(void)
 {
 	hipStream_t a, b, on[2];
@@ -808,9 +851,15 @@ static int check_new_chunk_timing(void)
 		       took[i], hipGetErrorName(e),
 		       hipStreamQuery(on[i]) == hipErrorNotReady ?
 		       "still running" : "done");
-		ok &= step(!e && took[i] < 0.5,
-			   i ? "no wait for the null stream" :
-			   "no wait for another stream", e);
+		/* hipMemMap, which maps the vmm path's chunks, waits for the
+		 * device's null stream up to HIP 7.2 (hip_vm.cpp). */
+		if (i && !ext_path() && hip_version() < 70300000)
+			ok &= step(!e && took[i] > 1.0,
+				   "waits for the null stream (hipMemMap)", e);
+		else
+			ok &= step(!e && took[i] < 0.5,
+				   i ? "no wait for the null stream" :
+				   "no wait for another stream", e);
 		hipDeviceSynchronize();
 	}
 	hipFree(p[0]);
@@ -1159,6 +1208,677 @@ static int check_kernel_access(void)
 	return two_processes("ka-importer", ka_exporter);
 }
 
+/* ---- a pool on device 1: hipPointerGetAttributes in both processes ---- */
+
+/*
+ * The runtime's answer for pool memory of device 1: device 1 and the
+ * pointer itself for memory it mapped (the vmm path); external memory is
+ * device 0's to clr whatever device it was imported on, and device 0's
+ * memory of it is made from the fd the import kept: its bytes must be the
+ * buffer's all the same.
+ */
+static int attributes_of(void *p, const char *who, int imported)
+{
+	unsigned char *buf = malloc(MIB);
+	hipPointerAttribute_t at;
+	char what[160];
+	hipError_t e;
+	int ok;
+
+	memset(&at, 0, sizeof(at));
+	e = hipPointerGetAttributes(&at, p);
+	printf("# %s: type %d device %d devicePointer %p (pointer %p)\n", who,
+	       (int)AT_TYPE(at), at.device, at.devicePointer, p);
+	snprintf(what, sizeof(what), "%s: device memory of device %s", who,
+		 imported && ext_path() ? "0 (clr's rule for external memory)" :
+		 "1, at the pointer");
+	if (imported && ext_path())
+		ok = step(!e && at.device == 0, what, e);
+	else
+		ok = step(!e && at.device == 1 && at.devicePointer == p, what, e);
+	e = buf && !e ? hipMemcpy(buf, at.devicePointer, MIB,
+				  hipMemcpyDeviceToHost) : hipErrorOutOfMemory;
+	snprintf(what, sizeof(what), "%s: its devicePointer holds the bytes", who);
+	ok &= step(!e && all_bytes(buf, MIB, 0x5a), what, e);
+	free(buf);
+	return ok;
+}
+
+static int d1_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	hipError_t e;
+	int fd, ok;
+	char c = 0;
+	void *p;
+
+	if (devices() < 2) {
+		xfer(sock, "S", 1, 1);
+		return notrun("one GPU (this needs two)");
+	}
+	e = pool_on(&pool, hipMemLocationTypeDevice, 1, 0);
+	if (e == hipErrorNotSupported) {
+		xfer(sock, "S", 1, 1);
+		return notrun("this runtime cannot share device memory");
+	}
+	if (!e)
+		e = hipMallocFromPoolAsync(&p, MIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x5a, MIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	if (!step(!e, "exporter: 1 MiB of a device-1 pool, 0x5a, exported", e)) {
+		xfer(sock, "S", 1, 1);
+		return FAIL;
+	}
+	ok = attributes_of(p, "exporter", 0);
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	close(fd);
+	hipFree(p);
+	hipMemPoolDestroy(pool);
+	return ok && c == 'K' ? PASS : FAIL;
+}
+
+static int d1_importer(int sock)
+{
+	hipMemPool_t pool;
+	hipError_t e;
+	void *q = NULL;
+	int fd, r, ok;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r)
+		return r;
+	ok = step(!e, "importer: imported", e) &&
+	     attributes_of(q, "importer", 1);
+	xfer(sock, ok ? "K" : "X", 1, 1);
+	if (q)
+		hipFree(q);
+	hipMemPoolDestroy(pool);
+	close(fd);
+	return ok ? PASS : FAIL;
+}
+
+static int check_device1_attributes(void)
+{
+	return two_processes("d1-importer", d1_exporter);
+}
+
+/* ---- device memory back once exporter and importer freed ---- */
+
+static size_t free_now(void)
+{
+	size_t f = 0, t = 0;
+
+	return hipMemGetInfo(&f, &t) ? 0 : f;
+}
+
+/*
+ * 256 MiB of a device pool shared and then freed by both sides: the
+ * device's free memory (hipMemGetInfo, KFD's figure) is back where it was,
+ * within 16 MiB, once the importer exited and the exporter destroyed the
+ * pool.
+ */
+static int mb_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	size_t before, during, after, size = 256 * MIB;
+	hipError_t e;
+	int r, fd, ok;
+	char c = 0;
+	void *p;
+
+	before = free_now();
+	r = device_pool(&pool, 0, 0);
+	if (!r && before < 2 * size)
+		r = notrun("%zu MiB free, this needs 512", before >> 20);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMallocFromPoolAsync(&p, size, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x2d, size);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	during = free_now();
+	if (!step(!e && before - during >= size,
+		  "exporter: 256 MiB allocated, set, exported", e)) {
+		xfer(sock, "S", 1, 1);
+		return FAIL;
+	}
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1))
+		return FAIL;
+	close(fd);
+	/* The importer frees, ends its pool and exits. */
+	if (read(sock, &c, 1) != 1 || c != 'K' || read(sock, &c, 1) != 0)
+		return failed("exporter: the importer's use", hipSuccess);
+	e = hipFree(p);
+	if (!e)
+		e = hipMemPoolTrimTo(pool, 0);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	if (!e)
+		e = hipDeviceSynchronize();
+	after = free_now();
+	printf("# free device memory: %zu MiB before, %zu during, %zu after\n",
+	       before >> 20, during >> 20, after >> 20);
+	ok = step(!e && after + 16 * MIB >= before,
+		  "exporter: the device's memory is back", e);
+	return ok ? PASS : FAIL;
+}
+
+static int mb_importer(int sock)
+{
+	unsigned char *buf = malloc(MIB);
+	hipMemPool_t pool;
+	hipError_t e;
+	void *q = NULL;
+	int fd, r, ok;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
+	if (!e)
+		e = hipMemcpy(buf, (char *)q + 255 * MIB, MIB,
+			      hipMemcpyDeviceToHost);
+	ok = step(!e && all_bytes(buf, MIB, 0x2d), "importer: reads the last MiB",
+		  e);
+	if (q)
+		e = hipFree(q);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	if (!e)
+		e = hipDeviceSynchronize();
+	ok &= step(!e, "importer: freed, pool ended", e);
+	close(fd);
+	free(buf);
+	xfer(sock, ok ? "K" : "X", 1, 1);
+	return ok ? PASS : FAIL;
+}
+
+static int check_memory_back(void)
+{
+	return two_processes("mb-importer", mb_exporter);
+}
+
+/* ---- an earlier error survives kfdpool's calls (HIP >= 7.0) ---- */
+
+/*
+ * HIP 7.0 keeps the last error until it is read: a success no longer
+ * resets it (HIP_UPDATE_ERROR_STATE).  A runtime error, then kfdpool's
+ * calls and the calls it interposes, all succeeding: hipGetLastError is
+ * still that error from 7.0 on, hipSuccess before (every call's result).
+ */
+static int check_earlier_error(void)
+{
+	hipMemPool_t pool;
+	hipEvent_t ev;
+	hipError_t e, last, want;
+	void *p;
+	int r, ok;
+
+	r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	if (hipEventCreateWithFlags(&ev, hipEventDisableTiming))
+		return FAIL;
+	e = hipSetDevice(devices());
+	ok = step(e == hipErrorInvalidDevice, "hipSetDevice(count) fails", e);
+	e = hipMallocFromPoolAsync(&p, MIB, pool, NULL);
+	if (!e)
+		e = hipFreeAsync(p, NULL);
+	if (!e)
+		e = hipEventRecord(ev, NULL);
+	if (!e)
+		e = hipStreamWaitEvent(NULL, ev, 0);
+	if (!e)
+		e = hipStreamSynchronize(NULL);
+	if (!e)
+		e = hipDeviceSynchronize();
+	ok &= step(!e, "kfdpool's calls and the interposed ones succeed", e);
+	want = hip_version() >= 70000000 ? hipErrorInvalidDevice : hipSuccess;
+	last = hipPeekAtLastError();
+	ok &= step(last == want, want ? "hipPeekAtLastError still has it" :
+		   "hipPeekAtLastError: the last call's hipSuccess (HIP < 7.0)",
+		   last);
+	last = hipGetLastError();
+	ok &= step(last == want, want ? "hipGetLastError still has it" :
+		   "hipGetLastError: the last call's hipSuccess (HIP < 7.0)", last);
+	last = hipGetLastError();
+	ok &= step(last == hipSuccess, "and then hipSuccess", last);
+	hipEventDestroy(ev);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- a stream's synchronize waits for that stream alone ---- */
+
+/*
+ * A kernel of 3 s on B; on A a block of a pool at the default release
+ * threshold (0) allocated and freed: hipStreamSynchronize(A), and
+ * hipEventSynchronize of an event recorded on A, return while B's kernel
+ * still runs, the chunk given back or not.
+ */
+static int check_stream_sync_alone(void)
+{
+	hipStream_t a, b;
+	hipMemPool_t pool;
+	hipEvent_t ev;
+	double t, took;
+	hipError_t e;
+	void *p;
+	int r, ok = 1, i;
+
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	if (hipStreamCreateWithFlags(&a, hipStreamNonBlocking) ||
+	    hipStreamCreateWithFlags(&b, hipStreamNonBlocking) ||
+	    hipEventCreateWithFlags(&ev, hipEventDisableTiming))
+		return FAIL;
+	for (i = 0; i < 2; i++) {
+		e = spin(b, 3.0);
+		if (!e)
+			e = hipMallocFromPoolAsync(&p, 2 * MIB, pool, a);
+		if (!e)
+			e = hipFreeAsync(p, a);
+		if (!e && i)
+			e = hipEventRecord(ev, a);
+		if (e)
+			return failed("launch, allocate, free", e);
+		t = now();
+		e = i ? hipEventSynchronize(ev) : hipStreamSynchronize(a);
+		took = now() - t;
+		printf("# %s: %.3f s, B's kernel %s\n", i ? "hipEventSynchronize" :
+		       "hipStreamSynchronize(A)", took,
+		       hipStreamQuery(b) == hipErrorNotReady ? "still running" :
+		       "done");
+		ok &= step(!e && took < 0.5, i ?
+			   "hipEventSynchronize waits for A alone" :
+			   "hipStreamSynchronize(A) waits for A alone", e);
+		hipDeviceSynchronize();
+	}
+	hipEventDestroy(ev);
+	hipStreamDestroy(a);
+	hipStreamDestroy(b);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- a 1 GiB allocation, shared ---- */
+
+#define GIB (1ULL << 30)
+
+static int big_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	size_t before = free_now();
+	hipError_t e;
+	int r, fd;
+	char c = 0;
+	void *p;
+
+	r = device_pool(&pool, 0, 0);
+	if (!r && before < 3 * GIB)
+		r = notrun("%zu MiB free, this needs 3 GiB", before >> 20);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMallocFromPoolAsync(&p, GIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x47, GIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	if (!step(!e, "exporter: 1 GiB allocated, set, exported", e)) {
+		xfer(sock, "S", 1, 1);
+		return FAIL;
+	}
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	close(fd);
+	e = hipFree(p);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	return step(!e && c == 'K', "exporter: the importer read it all; freed",
+		    e) ? PASS : FAIL;
+}
+
+static int big_importer(int sock)
+{
+	unsigned char *buf = malloc(16 * MIB);
+	hipMemPool_t pool;
+	hipError_t e;
+	size_t off;
+	void *q = NULL;
+	int fd, r, ok;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r || !buf)
+		return r ? r : FAIL;
+	ok = step(!e, "importer: the 1 GiB pointer imported", e);
+	for (off = 0; ok && off < GIB; off += 16 * MIB) {
+		e = hipMemcpy(buf, (char *)q + off, 16 * MIB,
+			      hipMemcpyDeviceToHost);
+		if (e || !all_bytes(buf, 16 * MIB, 0x47))
+			ok = step(0, "importer: reads every byte", e);
+	}
+	if (ok)
+		step(1, "importer: reads every byte", hipSuccess);
+	xfer(sock, ok ? "K" : "X", 1, 1);
+	if (q)
+		hipFree(q);
+	hipMemPoolDestroy(pool);
+	close(fd);
+	free(buf);
+	return ok ? PASS : FAIL;
+}
+
+static int check_big_allocation(void)
+{
+	return two_processes("big-importer", big_exporter);
+}
+
+/* ---- the exporter killed while an importer maps ---- */
+
+/* The exporter: 16 MiB of 0x6b exported, then it waits to be killed. */
+static int killed_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	hipError_t e;
+	int r, fd;
+	char c;
+	void *p;
+
+	r = device_pool(&pool, 0, 0);
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMallocFromPoolAsync(&p, 16 * MIB, pool, NULL);
+	if (!e)
+		e = hipMemset(p, 0x6b, 16 * MIB);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	if (e) {
+		xfer(sock, "S", 1, 1);
+		return failed("exporter: allocate, set, export", e);
+	}
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1))
+		return FAIL;
+	while (read(sock, &c, 1) > 0)	/* until SIGKILL */
+		;
+	return FAIL;
+}
+
+/*
+ * This process imports 16 MiB, the exporter is killed (SIGKILL) while the
+ * mapping is in use, and the memory stays: read, written, freed; a new
+ * pool works after.
+ */
+static int check_exporter_killed(void)
+{
+	unsigned char *buf = malloc(16 * MIB);
+	hipMemPool_t pool, again;
+	int sv[2], fd, r, ok, st = 0;
+	hipError_t e;
+	void *q = NULL;
+	pid_t pid;
+
+	if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return FAIL;
+	pid = spawn("killed-exporter", sv[1], sv[0]);
+	close(sv[1]);
+	r = import_both(sv[0], &pool, &q, &fd, &e);
+	if (r) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return r;
+	}
+	ok = step(!e, "imported", e);
+	if (ok)
+		e = hipMemset(q, 0x6c, MIB);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ok &= step(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		   "the exporter killed with SIGKILL", hipSuccess);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = hipMemcpy(buf, q, 16 * MIB, hipMemcpyDeviceToHost);
+	ok &= step(!e && all_bytes(buf, MIB, 0x6c) &&
+		   all_bytes(buf + MIB, 15 * MIB, 0x6b),
+		   "the mapping outlives the exporter, read and written", e);
+	if (q)
+		e = hipFree(q);
+	if (!e)
+		e = hipMemPoolDestroy(pool);
+	ok &= step(!e, "freed, pool ended", e);
+	e = pool_on(&again, hipMemLocationTypeDevice, 0, 0);
+	if (!e)
+		e = hipMemPoolDestroy(again);
+	ok &= step(!e, "a new device pool after", e);
+	close(fd);
+	close(sv[0]);
+	free(buf);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- ROCr's dma-buf export on a pool pointer ---- */
+
+typedef int (*hsa_export_fn)(const void *, size_t, int *, uint64_t *);
+
+/*
+ * hsa_amd_portable_export_dmabuf (ROCr >= 5.6), as RCCL's InfiniBand
+ * registration and UCX call it on user buffers: on memory ROCr mapped
+ * itself (the vmm path's hipMemMap) it answers, an error or a dma-buf,
+ * where on an interop map it would dereference a null region and crash
+ * (runtime.cpp): a crash fails the check.  Importers of the dmabuf path
+ * map interop maps: not asked there.
+ */
+static int hsa_export_of(void *p, const char *who)
+{
+	void *so = dlopen("libhsa-runtime64.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	hsa_export_fn ex = so ? (hsa_export_fn)dlsym(so, "hsa_amd_portable_export_dmabuf") :
+			   NULL;
+	uint64_t off = 0;
+	char what[128];
+	int fd = -1, st;
+
+	if (!ex)
+		return notrun("ROCr has no hsa_amd_portable_export_dmabuf (< 5.6)");
+	st = ex(p, MIB, &fd, &off);
+	printf("# %s: hsa_amd_portable_export_dmabuf: status %#x, fd %d, "
+	       "offset %llu\n", who, st, fd, (unsigned long long)off);
+	if (!st && fd >= 0)
+		close(fd);
+	snprintf(what, sizeof(what), "%s: ROCr answers for a pool pointer", who);
+	return step(1, what, hipSuccess) ? PASS : FAIL;
+}
+
+static int he_exporter(int sock)
+{
+	hipMemPoolPtrExportData d;
+	hipMemPool_t pool;
+	hipError_t e;
+	int r, fd;
+	char c = 0;
+	void *p;
+
+	r = device_pool(&pool, 0, 0);
+	if (!r && ext_path())
+		r = notrun("device chunks are external memory here (an importer's "
+			   "interop map would crash ROCr's export)");
+	if (r) {
+		xfer(sock, "S", 1, 1);
+		return r;
+	}
+	e = hipMallocFromPoolAsync(&p, MIB, pool, NULL);
+	if (!e)
+		e = export_both(pool, p, &fd, &d);
+	if (e) {
+		xfer(sock, "S", 1, 1);
+		return failed("exporter: allocate, export", e);
+	}
+	r = hsa_export_of(p, "exporter");
+	if (xfer(sock, "G", 1, 1) || send_fd(sock, fd) ||
+	    xfer(sock, &d, sizeof(d), 1) || xfer(sock, &c, 1, 0))
+		return FAIL;
+	close(fd);
+	hipFree(p);
+	hipMemPoolDestroy(pool);
+	return r ? r : c == 'K' ? PASS : FAIL;
+}
+
+static int he_importer(int sock)
+{
+	hipMemPool_t pool;
+	hipError_t e;
+	void *q = NULL;
+	int fd, r;
+
+	r = import_both(sock, &pool, &q, &fd, &e);
+	if (r)
+		return r;
+	r = step(!e, "importer: imported", e) ? hsa_export_of(q, "importer") :
+	    FAIL;
+	xfer(sock, r ? "X" : "K", 1, 1);
+	if (q)
+		hipFree(q);
+	hipMemPoolDestroy(pool);
+	close(fd);
+	return r;
+}
+
+static int check_hsa_export(void)
+{
+	return two_processes("he-importer", he_exporter);
+}
+
+/* ---- hipMemPoolSetAccess with a peer ---- */
+
+/*
+ * A device-0 pool opened to device 1 (hipMemPoolSetAccess): a kernel on
+ * device 1 writes a block of it, one on device 0 reads it; the access is
+ * what hipMemPoolGetAccess says.  The vmm path only (the dmabuf path
+ * refuses peers, with a line saying so).
+ */
+static int check_peer_access(void)
+{
+	hipMemAccessDesc acc = { { hipMemLocationTypeDevice, 1 },
+				 hipMemAccessFlagsProtReadWrite };
+	hipMemLocation dev1 = { hipMemLocationTypeDevice, 1 };
+	hipFunction_t fill1;
+	hipMemAccessFlags f = hipMemAccessFlagsProtNone;
+	hipMemPool_t pool;
+	hipModule_t mod1;
+	unsigned int v = 0x7e57;
+	unsigned long long n = 2 * MIB / 4;
+	void *args[3], *p;
+	hipError_t e;
+	int r, ok;
+
+	if (devices() < 2)
+		return notrun("one GPU (this needs two)");
+	r = kernels();
+	if (!r)
+		r = device_pool(&pool, 0, 0);
+	if (r)
+		return r;
+	e = hipMemPoolSetAccess(pool, &acc, 1);
+	if (e == hipErrorNotSupported && ext_path())
+		return notrun("the dmabuf path maps no peers (HIP >= 6.2 with "
+			      "virtual memory does)");
+	ok = step(!e, "hipMemPoolSetAccess: device 1 read-write", e);
+	e = hipMemPoolGetAccess(&f, pool, &dev1);
+	ok &= step(!e && f == hipMemAccessFlagsProtReadWrite,
+		   "hipMemPoolGetAccess says so", e);
+	e = hipMallocFromPoolAsync(&p, 2 * MIB, pool, NULL);
+	if (!e)
+		e = hipDeviceSynchronize();
+	if (!e)
+		e = hipSetDevice(1);
+	if (!e)
+		e = hipModuleLoad(&mod1, getenv("KFDPOOL_GPU_KERNELS"));
+	if (!e)
+		e = hipModuleGetFunction(&fill1, mod1, "kp_fill");
+	args[0] = &p;
+	args[1] = &v;
+	args[2] = &n;
+	if (!e)
+		e = hipModuleLaunchKernel(fill1, 256, 1, 1, 256, 1, 1, 0, NULL,
+					  args, NULL);
+	if (!e)
+		e = hipDeviceSynchronize();
+	hipSetDevice(0);
+	ok &= step(!e, "a kernel on device 1 writes the block", e);
+	ok &= step(!e && !count(NULL, p, v, 2 * MIB),
+		   "device 0 reads what device 1 wrote", hipSuccess);
+	hipFree(p);
+	hipMemPoolDestroy(pool);
+	return ok ? PASS : FAIL;
+}
+
+/* ---- the spin kernel's clock ---- */
+
+/*
+ * kp_spin counts clock64() for the seconds asked, converted with
+ * hipDeviceAttributeClockInstructionRate: 1 s asked is about 1 s taken
+ * (events on the stream), else every timing check above is off.
+ */
+static int check_spin_clock(void)
+{
+	hipEvent_t t0, t1;
+	hipStream_t s;
+	hipError_t e;
+	float ms = 0;
+	int r, khz = 0, shader = 0;
+
+	r = kernels();
+	if (r)
+		return r;
+	hipDeviceGetAttribute(&khz, hipDeviceAttributeClockInstructionRate, 0);
+	hipDeviceGetAttribute(&shader, hipDeviceAttributeClockRate, 0);
+	if (hipStreamCreate(&s) || hipEventCreate(&t0) || hipEventCreate(&t1))
+		return FAIL;
+	e = hipEventRecord(t0, s);
+	if (!e)
+		e = spin(s, 1.0);
+	if (!e)
+		e = hipEventRecord(t1, s);
+	if (!e)
+		e = hipEventSynchronize(t1);
+	if (!e)
+		e = hipEventElapsedTime(&ms, t0, t1);
+	printf("# ClockInstructionRate %d kHz, ClockRate %d kHz: 1 s asked, "
+	       "%.3f s taken\n", khz, shader, ms / 1000);
+	hipEventDestroy(t0);
+	hipEventDestroy(t1);
+	hipStreamDestroy(s);
+	return step(!e && ms > 700 && ms < 1500, "the spin kernel's second", e) ?
+	       PASS : FAIL;
+}
+
 /* ---- the table ---- */
 
 static const struct {
@@ -1177,6 +1897,15 @@ static const struct {
 	{ "capture", check_capture },
 	{ "set-mem-pool", check_set_mem_pool },
 	{ "kernel-access", check_kernel_access },
+	{ "device1-attributes", check_device1_attributes },
+	{ "memory-back", check_memory_back },
+	{ "earlier-error", check_earlier_error },
+	{ "stream-sync-alone", check_stream_sync_alone },
+	{ "big-allocation", check_big_allocation },
+	{ "exporter-killed", check_exporter_killed },
+	{ "hsa-export", check_hsa_export },
+	{ "peer-access", check_peer_access },
+	{ "spin-clock", check_spin_clock },
 };
 
 static const struct {
@@ -1187,6 +1916,11 @@ static const struct {
 	{ "fwm-importer", fwm_importer },
 	{ "many-importer", many_importer },
 	{ "ka-importer", ka_importer },
+	{ "d1-importer", d1_importer },
+	{ "mb-importer", mb_importer },
+	{ "big-importer", big_importer },
+	{ "killed-exporter", killed_exporter },
+	{ "he-importer", he_importer },
 };
 
 int main(int argc, char **argv)

@@ -23,16 +23,18 @@ struct kp_mem {
 	uint64_t size;
 	uint64_t handle;	/* backend's own handle (kfd: the BO handle) */
 	uint64_t ext;		/* rocr: the runtime's external memory */
+	int ext_fd;		/* rocr: the fd number @ext keeps (KP_MEM_EXT_FD) */
 	int dev;		/* device index (kfd) */
 	unsigned int flags;	/* KP_MEM_* */
 	int wait_dev;		/* KP_MEM_WAITS: the device giving it back waits for */
 };
 
-#define KP_MEM_VA	0x1	/* rocr: mapped with hipMemMap (peers) */
+#define KP_MEM_VA	0x1	/* rocr: mapped with hipMemMap */
 #define KP_MEM_HOSTREG	0x2	/* registered with hipHostRegister */
 /* Giving it back makes the runtime wait for the streams of device
  * wait_dev (clr's SyncAllStreams in hipFree and hipHostUnregister). */
 #define KP_MEM_WAITS	0x4
+#define KP_MEM_EXT_FD	0x8	/* rocr: ext_fd is open until @ext is destroyed */
 
 struct kp_backend {
 	const char *name;
@@ -91,8 +93,8 @@ int kp_rocr_path(void);
 /* 0, or -EINVAL (said on stderr) when KFDPOOL_RT_PATH is neither unset,
  * empty, "vmm" nor "dmabuf". */
 int kp_rocr_env_check(void);
-/* A chunk of the vmm path mapped with hipMemMap, so that peers can be
- * given access (the import mapping the backend makes otherwise cannot). */
+/* A chunk mapped with hipMemMap, so that peers can be given access: what
+ * the vmm path makes of every chunk; -EOPNOTSUPP on the dmabuf path. */
 int kp_rocr_alloc_va(int dev, uint64_t size, struct kp_mem *m);
 int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,
 		       size_t n);

@@ -13,14 +13,21 @@
  *   vmm     HIP >= 6.2 and hipDeviceAttributeVirtualMemoryManagementSupported:
  *           hipMemCreate with a PosixFileDescriptor handle (its own KFD
  *           object: ROCr's AllocateMemoryOnly never sub-allocates),
- *           exported with hipMemExportToShareableHandle, a dma-buf.  clr
- *           refuses that handle type, and the export is a stub, before
+ *           exported with hipMemExportToShareableHandle, a dma-buf, and
+ *           mapped with hipMemAddressReserve, hipMemMap and hipMemSetAccess.
+ *           clr refuses that handle type, and the export is a stub, before
  *           rocm-6.2.0 (hip_vm.cpp); rocm-6.1 reports the attribute all the
- *           same.  The chunk is mapped in this process the way importers
- *           map it (below), which waits for no stream; a pool opened to a
- *           peer GPU maps its chunks with hipMemAddressReserve, hipMemMap
- *           and hipMemSetAccess instead, and hipMemMap waits for the
- *           device's null stream (awaitCompletion, hip_vm.cpp).
+ *           same.  Importers map a received chunk the same way, the handle
+ *           made by hipMemImportFromShareableHandle.  The memory is ROCr's
+ *           own mapping on both sides: clr records the right device for it
+ *           (hipPointerGetAttributes), no fd is kept (ROCr's import holds
+ *           the buffer), and hsa_amd_portable_export_dmabuf, which RCCL and
+ *           UCX call on user buffers, answers an error for it
+ *           (runtime.cpp DmaBufExport finds no allocation) where on an
+ *           interop map ROCr would dereference the null region InteropMap
+ *           records.  The price: hipMemMap and hipMemUnmap wait for the
+ *           device's null stream in clr up to 7.2 (awaitCompletion,
+ *           hip_vm.cpp), so a new chunk waits for work queued there.
  *   dmabuf  ROCr >= 5.6 and HSA_AMD_SYSTEM_INFO_DMABUF_SUPPORTED (KFD >=
  *           1.12): hipExtMallocWithFlags of 4 MiB or more, a multiple of
  *           2 MiB, exported with hsa_amd_portable_export_dmabuf.  ROCr's
@@ -28,17 +35,12 @@
  *           serves every ordinary VRAM allocation from 2 MiB blocks; only
  *           a request over 2 MiB gets a block of its own, which is never
  *           sub-allocated nor cached, and exports as exactly that block.
- *           No peer mappings.
+ *           No peer mappings.  Importers map with hipImportExternalMemory
+ *           (OpaqueFd) and hipExternalMemoryGetMappedBuffer, both in HIP
+ *           5.2 (map_ext below).
  * Runtimes with neither cannot share device memory: device IPC pools fail
  * with hipErrorNotSupported.  Every chunk's dma-buf is checked to be the
  * chunk (offset 0, the same size) before the pool pins it.
- *
- * Importers map a received dma-buf with hipImportExternalMemory
- * (OpaqueFd) and hipExternalMemoryGetMappedBuffer, both in HIP 5.2, on
- * their own ordinal of the device, and close their copy of the fd at once:
- * the driver's import holds the dma-buf (clr's ExternalBuffer keeps the
- * number, but uses it again only to map the buffer on another device,
- * which kfdpool never asks for), so an importer holds no fd per chunk.
  *
  * Giving a chunk back (hipFree, hipMemUnmap, hipHostUnregister) waits for
  * the device in clr (SyncAllStreams; hipMemUnmap a barrier on the null
@@ -47,7 +49,8 @@
  *
  * Not run on AMD hardware: the machines this was written on have no GPU.
  * Its calls are tested against a test-only stand-in of the runtime
- * (selftests/hiprt_standin.c) that behaves as those sources do.
+ * (selftests/hiprt_standin.c) that behaves as those sources do, release by
+ * release.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,8 +58,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 #include "rt/runtime.h"
 #include "native/internal.h"
@@ -68,15 +77,20 @@
 #define HSA_OUT_OF_RESOURCES 0x1008
 
 static pthread_mutex_t g_rocr_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Held across a virtual memory import (fd_handle's pages). */
+static pthread_mutex_t g_handle_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_path = -1;			/* KP_RT_* once known */
 static int g_path_said, g_dmabuf_said;
 
 void kp_rocr_fork(int prepare)
 {
-	if (prepare)
+	if (prepare) {
 		pthread_mutex_lock(&g_rocr_mu);
-	else
+		pthread_mutex_lock(&g_handle_mu);
+	} else {
+		pthread_mutex_unlock(&g_handle_mu);
 		pthread_mutex_unlock(&g_rocr_mu);
+	}
 }
 
 int kp_rocr_env_check(void)
@@ -97,7 +111,8 @@ static int probe_vmm(const struct kp_runtime *rt, char *why, size_t len)
 	if (!rt->hipMemCreate || !rt->hipMemRelease ||
 	    !rt->hipMemExportToShareableHandle || !rt->hipMemAddressReserve ||
 	    !rt->hipMemAddressFree || !rt->hipMemMap || !rt->hipMemUnmap ||
-	    !rt->hipMemSetAccess || !rt->hipImportExternalMemory ||
+	    !rt->hipMemSetAccess || !rt->hipMemImportFromShareableHandle ||
+	    !rt->hipImportExternalMemory ||
 	    !rt->hipExternalMemoryGetMappedBuffer ||
 	    !rt->hipDestroyExternalMemory || !rt->hipFree) {
 		snprintf(why, len, "the runtime lacks the virtual memory calls");
@@ -214,23 +229,86 @@ static int same_file(int fd, const struct stat *st)
 	       now.st_ino == st->st_ino;
 }
 
+static int g_nofile_said, g_leak_said;
+static int g_ext_leaks = -1;	/* -1 not known yet, 0 no, 1 yes */
+
 /*
- * Map dma-buf @fd (@size bytes) on the current device through the
- * runtime, as an importer does: *@p and *@ext.  The runtime is given a copy
- * of @fd, closed once it holds the mapping; should a runtime have taken
- * the copy (CUDA's rule), it is left alone.
+ * Whether the runtime frees what hipExternalMemoryGetMappedBuffer mapped
+ * once the buffer is freed and its external memory destroyed, asked of
+ * ROCr after @p (@size bytes) was given back so: clr unmaps the interop
+ * map then (hsa_amd_interop_unmap_buffer), and ROCr's pointer info stops
+ * reporting registered graphics memory there (runtime.cpp PtrInfo).  HIP
+ * 7.2 retains the buffer's view once more than hipFree releases (ROCm/
+ * rocm-systems PR #1749, undone by PR #3528): nothing is ever unmapped,
+ * every chunk mapped so holds its device memory until the process exits.
+ * 1 when it leaks, 0 when not or when ROCr cannot tell.
  */
-static int map_ext(const struct kp_runtime *rt, int fd, uint64_t size,
-		   void **p, uint64_t *ext)
+static int ext_leaked(const void *p, uint64_t size)
+{
+	const struct kp_hsa *hsa = kp_hsa();
+	kp_hsa_pointer_info_t info;
+
+	if (!hsa->pointer_info)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	if (hsa->pointer_info(p, &info, NULL, NULL, NULL))
+		return 0;
+	return info.type == KP_HSA_POINTER_GRAPHICS && info.agent_base == p &&
+	       info.bytes >= size;
+}
+
+static void unmap_ext(const struct kp_runtime *rt, struct kp_mem *m)
+{
+	/* The mapped buffer is freed with hipFree, then the external memory
+	 * destroyed (CUDA's and clr's order); the number it kept goes last. */
+	rt->hipFree(m->addr);
+	rt->hipDestroyExternalMemory((hipExternalMemory_t)(uintptr_t)m->ext);
+	if (m->flags & KP_MEM_EXT_FD)
+		close(m->ext_fd);
+	m->flags &= ~KP_MEM_EXT_FD;
+	m->ext = 0;
+}
+
+/*
+ * Map dma-buf @fd (@size bytes) on the current device with
+ * hipImportExternalMemory and hipExternalMemoryGetMappedBuffer: *@p and
+ * *@ext, and in *@keep the fd the runtime goes on using (-1 if none).
+ * clr keeps the number it was given (ExternalMemory::handle_) and maps
+ * it again when another device needs the buffer (roc::Memory::create,
+ * interopMapBuffer, rocmemory.cpp): hipPointerGetAttributes does, on any
+ * device but 0, because clr leaves external memory's userData.deviceId 0
+ * (hip_memory.cpp).  So the runtime is given a copy that stays open until
+ * hipDestroyExternalMemory: one fd per chunk mapped so, counted against
+ * RLIMIT_NOFILE.  Should a runtime take the copy (CUDA's rule), it is
+ * left alone.
+ */
+static int map_ext_once(const struct kp_runtime *rt, int fd, uint64_t size,
+			void **p, uint64_t *ext, int *keep)
 {
 	hipExternalMemoryHandleDesc d;
 	hipExternalMemoryBufferDesc bd;
 	hipExternalMemory_t x = NULL;
+	struct rlimit rl;
 	struct stat st;
 	int mine, ret;
 	hipError_t e;
 
+	*keep = -1;
 	mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (mine < 0 && (errno == EMFILE || errno == ENFILE)) {
+		ret = -errno;
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = 0;
+		kp_say_once(&g_nofile_said, "kfdpool: a device chunk mapped with "
+			    "hipImportExternalMemory holds an fd (the runtime maps "
+			    "its number again for other devices) and this process "
+			    "has no fd left (RLIMIT_NOFILE %llu): the import fails "
+			    "with hipErrorOutOfMemory; raise ulimit -n, or use a "
+			    "runtime with virtual memory (HIP >= 6.2), which holds "
+			    "none", (unsigned long long)rl.rlim_cur);
+		return ret;
+	}
 	if (mine < 0)
 		return -errno;
 	if (fstat(mine, &st)) {
@@ -250,33 +328,154 @@ static int map_ext(const struct kp_runtime *rt, int fd, uint64_t size,
 		if (e)
 			rt->hipDestroyExternalMemory(x);
 	}
-	/* On failure the fd is always still ours; on success it is, unless
-	 * the runtime took it (and its number may be another file's now). */
-	if (e || same_file(mine, &st))
+	/* On failure the fd is always still ours; on success it is the
+	 * runtime's to use, unless it took it (and its number may be
+	 * another file's now). */
+	if (e) {
 		close(mine);
-	if (e)
 		return kp_hip_errno(e);
+	}
+	if (same_file(mine, &st))
+		*keep = mine;
 	*ext = (uint64_t)(uintptr_t)x;
 	return 0;
 }
 
-static void unmap_ext(const struct kp_runtime *rt, void *p, uint64_t ext)
+/*
+ * map_ext_once, the first time after mapping and giving back the buffer
+ * once to learn whether the runtime frees it (ext_leaked): a runtime that
+ * never does is refused from then on, with hipErrorNotSupported and one
+ * line saying why (the probe's mapping is the only one it keeps).
+ */
+static int map_ext(const struct kp_runtime *rt, int fd, uint64_t size,
+		   struct kp_mem *m)
 {
-	/* The mapped buffer is freed with hipFree, then the external memory
-	 * destroyed (CUDA's and clr's order). */
-	rt->hipFree(p);
-	rt->hipDestroyExternalMemory((hipExternalMemory_t)(uintptr_t)ext);
+	int leaks = __atomic_load_n(&g_ext_leaks, __ATOMIC_ACQUIRE);
+	int ret, keep;
+
+	if (leaks < 0) {
+		struct kp_mem probe = { .dmabuf_fd = -1 };
+
+		ret = map_ext_once(rt, fd, size, &probe.addr, &probe.ext, &keep);
+		if (ret)
+			return ret;
+		probe.ext_fd = keep;
+		probe.flags = keep >= 0 ? KP_MEM_EXT_FD : 0;
+		unmap_ext(rt, &probe);
+		leaks = ext_leaked(probe.addr, size);
+		__atomic_store_n(&g_ext_leaks, leaks, __ATOMIC_RELEASE);
+	}
+	if (leaks) {
+		int v = kp_rt_version(rt);
+
+		kp_say_once(&g_leak_said, "kfdpool: HIP %d.%d never frees what "
+			    "hipExternalMemoryGetMappedBuffer mapped (it retains "
+			    "the buffer once more than hipFree releases: ROCm/"
+			    "rocm-systems PR #1749, undone by PR #3528): device "
+			    "chunks are not mapped that way here, "
+			    "hipErrorNotSupported; use a runtime without it, or "
+			    "with virtual memory (hipMemImportFromShareableHandle)",
+			    v / 10000000, v / 100000 % 100);
+		return -EOPNOTSUPP;
+	}
+	ret = map_ext_once(rt, fd, size, &m->addr, &m->ext, &keep);
+	if (ret)
+		return ret;
+	m->ext_fd = keep;
+	if (keep >= 0)
+		m->flags |= KP_MEM_EXT_FD;
+	return 0;
+}
+
+/*
+ * The osHandle of hipMemImportFromShareableHandle for dma-buf @fd.  clr
+ * read the fd through it up to 7.0 (rocm-6.2.2 rocdevice.cpp
+ * ImportShareableVMMHandle: *(int *)osHandle) and takes its value as the
+ * fd since (ROCm/rocm-systems PR #759, as CUDA does): an address whose low
+ * 32 bits are the fd and which holds the fd is read right both ways, so no
+ * release boundary has to be guessed.  The pages are kept for the life of
+ * the process (clr may remember the address), one pair for each 4096 fd
+ * numbers; g_handle_mu is held until the import returns.  NULL when no
+ * such address could be had.
+ */
+static char *g_handle_pages[64];
+
+static void *fd_handle(int fd)
+{
+	uintptr_t low = (uint32_t)fd, want;
+	size_t slot = low >> 12;
+	char *v;
+	int k;
+
+	if (fd < 0 || slot >= sizeof(g_handle_pages) / sizeof(g_handle_pages[0]))
+		return NULL;
+	for (k = 0x100; !g_handle_pages[slot] && k < 0x7f00; k++) {
+		want = ((uintptr_t)k << 32) + (low & ~(uintptr_t)4095);
+		v = mmap((void *)want, 8192, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (v == (char *)want)
+			g_handle_pages[slot] = v;
+		else if (v != MAP_FAILED)	/* a kernel that took it as a hint */
+			munmap(v, 8192);
+	}
+	if (!g_handle_pages[slot])
+		return NULL;
+	v = g_handle_pages[slot] + (low & 4095);
+	memcpy(v, &fd, sizeof(fd));
+	return v;
+}
+
+static void unmap_va(const struct kp_runtime *rt, struct kp_mem *m)
+{
+	rt->hipMemUnmap(m->addr, m->size);
+	rt->hipMemAddressFree(m->addr, m->size);
+}
+
+/*
+ * Map handle @h (@size bytes, of device @dev) at a new address range with
+ * access for @dev: m->addr.  libhsakmt aligns a range of 2 MiB or more to
+ * 2 MiB whatever alignment clr passes on (reserved_aperture_allocate_
+ * aligned, fmm.c), so that the GPU can use its 2 MiB fragments; asked for
+ * all the same.
+ */
+static hipError_t map_va(const struct kp_runtime *rt, int dev, uint64_t size,
+			 hipMemGenericAllocationHandle_t h, struct kp_mem *m)
+{
+	hipMemAccessDesc acc;
+	void *p = NULL;
+	hipError_t e;
+
+	e = rt->hipMemAddressReserve(&p, size, size >= FRAG_BLOCK ? FRAG_BLOCK : 0,
+				     NULL, 0);
+	if (e)
+		return e;
+	e = rt->hipMemMap(p, size, 0, h, 0);
+	if (e) {
+		rt->hipMemAddressFree(p, size);
+		return e;
+	}
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = hipMemLocationTypeDevice;
+	acc.location.id = dev;
+	acc.flags = hipMemAccessFlagsProtReadWrite;
+	m->addr = p;
+	m->size = size;
+	e = rt->hipMemSetAccess(p, size, &acc, 1);
+	if (e) {
+		unmap_va(rt, m);
+		m->addr = NULL;
+		return e;
+	}
+	m->flags |= KP_MEM_VA;
+	return hipSuccess;
 }
 
 static int alloc_vmm(const struct kp_runtime *rt, int dev, uint64_t size,
-		     int va, struct kp_mem *m)
+		     struct kp_mem *m)
 {
 	hipMemAllocationProp prop;
 	hipMemGenericAllocationHandle_t h;
-	hipMemAccessDesc acc;
-	uint64_t ext = 0;
 	size_t gran = 0;
-	void *p = NULL;
 	int fd = -1, ret = 0;
 	int64_t got;
 	hipError_t e;
@@ -302,41 +501,49 @@ static int alloc_vmm(const struct kp_runtime *rt, int dev, uint64_t size,
 		ret = -EOPNOTSUPP;	/* not the chunk: never pinned */
 		goto out_close;
 	}
-	if (!va) {
-		ret = map_ext(rt, fd, size, &p, &ext);
-		if (ret)
-			goto out_close;
-		goto done;
-	}
-	e = rt->hipMemAddressReserve(&p, size, 0, NULL, 0);
+	e = map_va(rt, prop.location.id, size, h, m);
 	if (e)
 		goto out_close;
-	e = rt->hipMemMap(p, size, 0, h, 0);
-	if (e)
-		goto out_free;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = prop.location;
-	acc.flags = hipMemAccessFlagsProtReadWrite;
-	e = rt->hipMemSetAccess(p, size, &acc, 1);
-	if (e)
-		goto out_unmap;
-	m->flags |= KP_MEM_VA;
-done:
-	m->addr = p;
-	m->size = size;
 	m->handle = (uintptr_t)h;
-	m->ext = ext;
 	m->dmabuf_fd = fd;
 	return 0;
-out_unmap:
-	rt->hipMemUnmap(p, size);
-out_free:
-	rt->hipMemAddressFree(p, size);
 out_close:
 	close(fd);
 out_release:
 	rt->hipMemRelease(h);
 	return ret ? ret : kp_hip_errno(e);
+}
+
+/*
+ * An importer's mapping of a vmm chunk, dma-buf @fd of @size bytes, on its
+ * device @dev: hipMemImportFromShareableHandle (ROCr imports the buffer
+ * into the driver and keeps no fd: VMemoryImportShareableHandle,
+ * runtime.cpp), then mapped as the exporter maps it.
+ */
+static int import_vmm(const struct kp_runtime *rt, int dev, int fd,
+		      uint64_t size, struct kp_mem *m)
+{
+	hipMemGenericAllocationHandle_t h = NULL;
+	void *os;
+	hipError_t e;
+
+	if (!rt->hipMemImportFromShareableHandle)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&g_handle_mu);
+	os = fd_handle(fd);
+	e = os ? rt->hipMemImportFromShareableHandle(&h, os,
+				hipMemHandleTypePosixFileDescriptor) :
+	     hipErrorOutOfMemory;
+	pthread_mutex_unlock(&g_handle_mu);
+	if (e)
+		return kp_hip_errno(e);
+	e = map_va(rt, dev, size, h, m);
+	if (e) {
+		rt->hipMemRelease(h);
+		return kp_hip_errno(e);
+	}
+	m->handle = (uintptr_t)h;
+	return 0;
 }
 
 /* The dmabuf path's chunk size: a block of ROCr's fragment allocator of
@@ -406,7 +613,7 @@ static void will_wait(struct kp_mem *m, int dev)
 	m->wait_dev = m->ext ? 0 : dev;
 }
 
-static int rocr_alloc_how(int dev, uint64_t size, int va, struct kp_mem *m)
+static int rocr_alloc(int dev, uint64_t size, struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
 	int path = kp_rocr_path(), prev, ret;
@@ -420,54 +627,65 @@ static int rocr_alloc_how(int dev, uint64_t size, int va, struct kp_mem *m)
 	e = kp_rt_dev_enter(rt, dev, &prev);
 	if (e)
 		return kp_hip_errno(e);
-	ret = path == KP_RT_VMM ? alloc_vmm(rt, dev, size, va, m) :
-	      va ? -EOPNOTSUPP : alloc_dmabuf(rt, size, m);
+	ret = path == KP_RT_VMM ? alloc_vmm(rt, dev, size, m) :
+	      alloc_dmabuf(rt, size, m);
 	kp_rt_dev_leave(rt, dev, prev);
 	if (!ret)
 		will_wait(m, dev);
 	return ret;
 }
 
-static int rocr_alloc(int dev, uint64_t size, struct kp_mem *m)
-{
-	return rocr_alloc_how(dev, size, 0, m);
-}
-
 int kp_rocr_alloc_va(int dev, uint64_t size, struct kp_mem *m)
 {
-	return rocr_alloc_how(dev, size, 1, m);
+	if (kp_rocr_path() != KP_RT_VMM) {
+		memset(m, 0, sizeof(*m));
+		m->dmabuf_fd = -1;
+		return -EOPNOTSUPP;
+	}
+	return rocr_alloc(dev, size, m);
 }
 
-static void rocr_free(struct kp_mem *m)
+/* Give back a chunk or an importer's mapping of one, as it was made. */
+static void rocr_release(struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
 	int mode;
 
-	if (m->dmabuf_fd >= 0)
-		close(m->dmabuf_fd);
-	m->dmabuf_fd = -1;
 	if (!rt || !m->addr)
 		return;
 	mode = kp_rt_relax(rt);
-	if (m->flags & KP_MEM_VA) {
-		rt->hipMemUnmap(m->addr, m->size);
-		rt->hipMemAddressFree(m->addr, m->size);
-	} else if (m->ext) {
-		unmap_ext(rt, m->addr, m->ext);
-	} else {
+	if (m->flags & KP_MEM_VA)
+		unmap_va(rt, m);
+	else if (m->ext)
+		unmap_ext(rt, m);
+	else
 		rt->hipFree(m->addr);
-	}
 	if (m->handle)
 		rt->hipMemRelease((hipMemGenericAllocationHandle_t)
 				  (uintptr_t)m->handle);
 	kp_rt_unrelax(rt, mode);
 	m->addr = NULL;
+	m->handle = 0;
+	m->flags &= ~KP_MEM_VA;
 }
 
+static void rocr_free(struct kp_mem *m)
+{
+	if (m->dmabuf_fd >= 0)
+		close(m->dmabuf_fd);
+	m->dmabuf_fd = -1;
+	rocr_release(m);
+}
+
+/*
+ * Map a chunk received from another process on this process's ordinal of
+ * its device: through virtual memory where this process shares device
+ * memory that way (import_vmm), else as external memory (map_ext).
+ */
 static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 {
 	const struct kp_runtime *rt = kp_rt();
-	int prev, ret;
+	int prev, ret, vmm = kp_rocr_path() == KP_RT_VMM;
 	hipError_t e;
 
 	memset(m, 0, sizeof(*m));
@@ -479,7 +697,7 @@ static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 	e = kp_rt_dev_enter(rt, dev, &prev);
 	if (e)
 		return kp_hip_errno(e);
-	ret = map_ext(rt, fd, size, &m->addr, &m->ext);
+	ret = vmm ? import_vmm(rt, dev, fd, size, m) : map_ext(rt, fd, size, m);
 	kp_rt_dev_leave(rt, dev, prev);
 	if (ret)
 		return ret;
@@ -491,15 +709,7 @@ static int rocr_map_import(int dev, int fd, uint64_t size, struct kp_mem *m)
 
 static void rocr_unmap_import(struct kp_mem *m)
 {
-	const struct kp_runtime *rt = kp_rt();
-	int mode;
-
-	if (rt && m->addr) {
-		mode = kp_rt_relax(rt);
-		unmap_ext(rt, m->addr, m->ext);
-		kp_rt_unrelax(rt, mode);
-	}
-	m->addr = NULL;
+	rocr_release(m);
 }
 
 int kp_rocr_set_access(const struct kp_mem *m, const hipMemAccessDesc *d,

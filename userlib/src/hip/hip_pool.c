@@ -594,18 +594,6 @@ static hipError_t check_location(const hipMemLocation *loc)
 
 static int g_access_said;
 
-/* Whether every chunk of @pool is mapped so that peers can be given
- * access (a pool opened to a peer maps its new chunks so). */
-static int pool_va_mapped(const struct ihipMemPoolHandle_t *pool)
-{
-	const struct kp_chunk *c;
-
-	for (c = pool->chunks; c; c = c->next)
-		if (!(c->mem.flags & KP_MEM_VA))
-			return 0;
-	return 1;
-}
-
 /*
  * Map every chunk of @pool for the peer access in @d (unlocked: runtime
  * calls).  The chunks are listed under the lock; one released meanwhile
@@ -695,8 +683,7 @@ static hipError_t set_access(hipMemPool_t mem_pool,
 		 * registered with it): access is as asked.  Device memory is
 		 * not mapped into the CPU; into a peer GPU only by the
 		 * runtime's virtual memory calls on memory of hipMemCreate
-		 * (the vmm path) that the pool mapped with hipMemMap, which it
-		 * does for chunks reserved once a peer was named.
+		 * (the vmm path), which the pool maps with hipMemMap.
 		 */
 		if (!pool_is_device(pool) &&
 		    d->location.type == hipMemLocationTypeDevice &&
@@ -716,15 +703,6 @@ static hipError_t set_access(hipMemPool_t mem_pool,
 				    "mapping a device pool into a peer GPU needs "
 				    "ROCm >= 6.2 (hipMemSetAccess on memory of "
 				    "hipMemCreate), in the pool's own process");
-			err = hipErrorNotSupported;
-			goto out;
-		}
-		if (!pool_va_mapped(pool)) {
-			kp_say_once(&g_access_said,
-				    "kfdpool: hipMemPoolSetAccess: a peer GPU can "
-				    "be given access to chunks reserved after it "
-				    "is named: name it before the pool's first "
-				    "allocation (or trim the pool to 0 first)");
 			err = hipErrorNotSupported;
 			goto out;
 		}

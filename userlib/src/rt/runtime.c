@@ -254,6 +254,8 @@ const struct kp_hsa *kp_hsa(void)
 				dlsym(so, "hsa_amd_portable_close_dmabuf");
 			g_hsa.system_get_info = (kp_hsa_system_get_info_fn)
 				dlsym(so, "hsa_system_get_info");
+			g_hsa.pointer_info = (kp_hsa_pointer_info_fn)
+				dlsym(so, "hsa_amd_pointer_info");
 			__atomic_store_n(&g_hsa_found, &g_hsa, __ATOMIC_RELEASE);
 		}
 	}

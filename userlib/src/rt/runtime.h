@@ -98,6 +98,7 @@
 	X(hipMemCreate, "hip_5.1") \
 	X(hipMemExportToShareableHandle, "hip_5.1") \
 	X(hipMemGetAllocationGranularity, "hip_5.1") \
+	X(hipMemImportFromShareableHandle, "hip_5.1") \
 	X(hipMemMap, "hip_5.1") \
 	X(hipMemRelease, "hip_5.1") \
 	X(hipMemSetAccess, "hip_5.1") \
@@ -175,6 +176,7 @@ struct kp_hsa {
 	kp_hsa_export_dmabuf_fn export_dmabuf;	/* ROCr >= 5.6 */
 	kp_hsa_close_dmabuf_fn close_dmabuf;
 	kp_hsa_system_get_info_fn system_get_info;
+	kp_hsa_pointer_info_fn pointer_info;
 };
 const struct kp_hsa *kp_hsa(void);
 
