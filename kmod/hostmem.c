@@ -424,19 +424,23 @@ static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 				  struct kfdpool_hostmem *hm)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT, cur;
+	atomic_long_t *locked = &current_user()->locked_vm;
 	struct kfdpool_pool *pool = pf->pool;
-	atomic_long_t *locked;
 	int ret;
 
-	if (pool->locked) {
-		locked = &pool->locked->user->locked_vm;
+	/*
+	 * The caller's user and limit, as io_uring charges them, unless the
+	 * caller has CAP_IPC_LOCK now (asked unaudited: a user without it is
+	 * the rule, not a denial for a security module to log).
+	 */
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
 		cur = atomic_long_read(locked);
 		do {
 			if (hm->npages > limit || cur > limit - hm->npages)
 				return -ENOMEM;
 		} while (!atomic_long_try_cmpxchg(locked, &cur,
 						  cur + hm->npages));
-		hm->locked = get_cred(pool->locked);
+		hm->locked = get_current_cred();
 	}
 	ret = kfdpool_lock(pf);
 	if (ret)
