@@ -2,8 +2,9 @@
 /*
  * bench_budget BUDGETS [--suggest]: make check's instruction budgets.
  *
- * Measures the allocation pair (pair.h) and the kernel's per-pointer costs
- * (kcost.h), the code the benchmarks report, in guest instructions: it runs
+ * Measures the allocation pair (pair.h), the kernel's per-pointer costs
+ * (kcost.h) and host memory from the module (hostmem.h), the code the
+ * benchmarks report, in guest instructions: it runs
  * only under tools/vm/run --icount, where 1 ns of guest time is one guest
  * instruction and the figures are deterministic (they do not move with the
  * host's load, so the budgets do not flake).  Prints KTAP, one line per
@@ -11,6 +12,7 @@
  * measured value and the budget; a value above its budget is "not ok".
  * --suggest prints new budget lines instead: 1.5 times each value.
  */
+#include "hostmem.h"
 #include "kcost.h"
 #include "pair.h"
 
@@ -48,7 +50,31 @@ static double pair(int which, size_t size)
 	return f.typical;
 }
 
-/* What each budget name measures: instructions per pair or per pointer. */
+/*
+ * ALLOC of @len bytes (@import: an importer's IMPORT, mmap and write to
+ * every page of it): the median of ROUNDS of hostmem.h's rounds.
+ */
+static double hostmem(size_t len, int import)
+{
+	static struct hm_pools p;
+	static int ready;
+	double v[ROUNDS];
+	struct hm_cost c;
+	int r;
+
+	if (!ready++)
+		hm_setup(&p);
+	for (r = 0; r < ROUNDS; r++) {
+		hm_round(&p, len, 1, 0, &c);
+		v[r] = import ? c.imp_map + c.imp_touch : c.alloc;
+	}
+	return median(v, ROUNDS);
+}
+
+/*
+ * What each budget name measures: instructions per pair, per pointer, or
+ * per host memory allocation or import.
+ */
 static int measure(const char *name, double *v)
 {
 	static const struct { const char *name; enum kc_op op; } kn[] = {
@@ -77,6 +103,12 @@ static int measure(const char *name, double *v)
 		*v = pair(2, 1 << 20);
 	else if (!strcmp(name, "pair-default-32m"))
 		*v = pair(2, 32 << 20);
+	else if (!strcmp(name, "hostmem-alloc-2m"))
+		*v = hostmem(2 << 20, 0);
+	else if (!strcmp(name, "hostmem-alloc-64m"))
+		*v = hostmem(64 << 20, 0);
+	else if (!strcmp(name, "hostmem-import-2m"))
+		*v = hostmem(2 << 20, 1);
 	else {
 		for (i = 0; i < sizeof(kn) / sizeof(kn[0]); i++)
 			if (!strcmp(name, kn[i].name))

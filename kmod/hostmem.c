@@ -1,55 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host memory from the module: KFDPOOL_IOC_ALLOC.  A shmem file whose
- * pages are all allocated, in the caller's context and memory cgroup,
- * before the call returns: running out is an errno here, not SIGBUS or the
- * OOM killer at a later fault.  The buffer holds every folio, unevictable,
- * until the dma-buf's release, which returns its RLIMIT_MEMLOCK charge.
- * mmap() hands the vma to the shmem file, as i915 does, so mappings hold
- * ordinary page-cache pages.
+ * Host memory from the module: KFDPOOL_IOC_ALLOC.  Pages from the page
+ * allocator in the largest blocks it has at hand, as the system dma-heap
+ * takes them, zeroed and charged to the caller's memory cgroup before the
+ * call returns: running out is an errno here, not SIGBUS or the OOM killer
+ * at a later fault.  The buffer holds them, on no LRU, until the dma-buf's
+ * release returns its charges.  Processes map exactly these pages, through
+ * the buffer's own vm_ops: what they see is what devices see.
  */
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
-#include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
-#include <linux/pagemap.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
-#include <linux/shmem_fs.h>
 #include <linux/slab.h>
-#include <linux/swap.h>
 #include <linux/vmalloc.h>
 
 #include "kfdpool.h"
 
 /*
- * Fail rather than OOM-kill, in the memcg too (try_charge_memcg() gives up
- * on __GFP_RETRY_MAYFAIL), and quietly.  Not movable: they are held.
+ * A high order is tried once, without reclaim, as the system heap does;
+ * a single page fails rather than OOM-kill, in the memcg too
+ * (try_charge_memcg() gives up on __GFP_RETRY_MAYFAIL).
  */
-#define KFDPOOL_HOSTMEM_GFP	(GFP_HIGHUSER | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+#define KFDPOOL_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_ACCOUNT | __GFP_NOWARN)
+#define KFDPOOL_GFP_HIGH \
+	((KFDPOOL_GFP | __GFP_COMP | __GFP_NORETRY) & ~__GFP_RECLAIM)
+#define KFDPOOL_GFP_LOW	(KFDPOOL_GFP | __GFP_RETRY_MAYFAIL)
+#define KFDPOOL_GFP_ARRAY \
+	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+/*
+ * Regions of KFDPOOL_REGION pages, each one block where the allocator has
+ * one: a PMD's worth with THP, mapped with one PMD (do_set_pmd()); else,
+ * and for a shorter last region, blocks of 16 pages and single pages.
+ */
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+#define KFDPOOL_TOP_ORDER	HPAGE_PMD_ORDER
+#else
+#define KFDPOOL_TOP_ORDER	8
+#endif
+#define KFDPOOL_REGION		BIT(KFDPOOL_TOP_ORDER)
 
 /**
  * struct kfdpool_hostmem - the memory behind one ALLOC'd dma-buf
- * @shmem: the shmem file
- * @pages: its pages, in order
+ * @blocks: per region, its one block, or NULL
+ * @pages: the pages of the regions without one, in order, or NULL
  * @size: bytes
  * @npages: pages
- * @npopulated: pages whose folio the buffer holds
  * @lock: protects @attachments and @vaddr
  * @attachments: struct kfdpool_hostmem_attachment.node
  * @vaddr: the vmap, or NULL
  * @locked: its user is charged @npages of RLIMIT_MEMLOCK, or NULL
  */
 struct kfdpool_hostmem {
-	struct file *shmem;
+	struct page **blocks;
 	struct page **pages;
 	u64 size;
 	pgoff_t npages;
-	pgoff_t npopulated;
 	struct mutex lock;	/* nests inside the reservation lock */
 	struct list_head attachments;
 	void *vaddr;
@@ -70,73 +83,82 @@ struct kfdpool_hostmem_attachment {
 	bool mapped;
 };
 
-#ifdef KFDPOOL_HAVE_FOLIO_BATCH
-static void kfdpool_release_batch(struct folio_batch *fbatch)
+/* Page @i of @hm, or NULL where a failed ALLOC stopped. */
+static struct page *kfdpool_hostmem_page(const struct kfdpool_hostmem *hm,
+					 pgoff_t i)
 {
-	/* What a mapping keeps after us is reclaimable again. */
-	check_move_unevictable_folios(fbatch);
-	folio_batch_release(fbatch);
-	cond_resched();
+	struct page *block = hm->blocks[i / KFDPOOL_REGION];
+
+	return block ? block + i % KFDPOOL_REGION :
+		       hm->pages ? hm->pages[i] : NULL;
 }
 
-/* Drop the references of @pages' folios (one per folio, as drm_gem holds). */
-static void kfdpool_put_pages(struct page **pages, pgoff_t n)
+/* All pages in order, for vmap() and sg tables (u32 counts); kvfree() it. */
+static struct page **kfdpool_hostmem_pages(const struct kfdpool_hostmem *hm)
 {
-	struct folio *folio, *prev = NULL;
-	struct folio_batch fbatch;
+	struct page **pages = hm->npages > UINT_MAX ? NULL :
+			      kvmalloc_array(hm->npages, sizeof(*pages),
+					     GFP_KERNEL);
 	pgoff_t i;
 
-	folio_batch_init(&fbatch);
-	for (i = 0; i < n; i++) {
-		folio = page_folio(pages[i]);
-		if (folio == prev)
-			continue;
-		prev = folio;
-		if (!folio_batch_add(&fbatch, folio))
-			kfdpool_release_batch(&fbatch);
+	for (i = 0; pages && i < hm->npages; i++)
+		pages[i] = kfdpool_hostmem_page(hm, i);
+	return pages;
+}
+
+/* A block of 2^@order pages, pages @n on of the buffer. */
+static struct page *kfdpool_hostmem_block(pgoff_t n, unsigned int order)
+{
+	struct page *page = alloc_pages(order ? KFDPOOL_GFP_HIGH :
+					KFDPOOL_GFP_LOW, order);
+
+	if (page) {
+		kfdpool_page_mappable(page);
+		/* Its offset in the dma-buf, which the fault path checks. */
+		kfdpool_set_folio_index(page, n);
 	}
-	if (folio_batch_count(&fbatch))
-		kfdpool_release_batch(&fbatch);
+	return page;
 }
 
-/* Hold page @i's folio, dirty; fill @pages from @i: how many, or -errno. */
-static long kfdpool_read_pages(struct address_space *mapping,
-			       struct page **pages, pgoff_t i, pgoff_t n,
-			       gfp_t gfp)
+/*
+ * Allocate every page, each block at a multiple of its size (a PMD's worth
+ * where a PMD maps it); a fatal signal stops it.
+ */
+static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
 {
-	struct folio *folio = shmem_read_folio_gfp(mapping, i, gfp);
-	pgoff_t k, end;
+	pgoff_t nr = DIV_ROUND_UP(hm->npages, KFDPOOL_REGION), k, n, i, j, len;
+	unsigned int order;
+	struct page *page;
 
-	if (IS_ERR(folio))
-		return PTR_ERR(folio);
-	folio_mark_dirty(folio);
-	end = min_t(pgoff_t, n, folio->index + folio_nr_pages(folio));
-	for (k = i; k < end; k++)
-		pages[k] = folio_file_page(folio, k);
-	return end - i;
-}
-#endif
-
-/* Allocate every page; a fatal signal stops it. */
-static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
-{
-	struct address_space *mapping = hm->shmem->f_mapping;
-	pgoff_t i = 0;
-	long n;
-
-	mapping_set_gfp_mask(mapping, KFDPOOL_HOSTMEM_GFP);
-	mapping_set_unevictable(mapping);
-	while (i < hm->npages) {
+	hm->blocks = kvcalloc(nr, sizeof(page), KFDPOOL_GFP_ARRAY);
+	if (!hm->blocks)
+		return -ENOMEM;
+	for (k = 0; k < nr; k++) {
+		n = k * KFDPOOL_REGION;
+		len = min_t(pgoff_t, hm->npages - n, KFDPOOL_REGION);
+		cond_resched();
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		/* Dirty: reclaim could drop a clean one a mapping outlived us in. */
-		n = kfdpool_read_pages(mapping, hm->pages, i, hm->npages,
-				       KFDPOOL_HOSTMEM_GFP);
-		if (n < 0)
-			return n;
-		i += n;
-		hm->npopulated = i;
-		cond_resched();
+		page = len == KFDPOOL_REGION ?
+		       kfdpool_hostmem_block(n, KFDPOOL_TOP_ORDER) : NULL;
+		hm->blocks[k] = page;
+		if (page)
+			continue;
+		if (!hm->pages)
+			hm->pages = kvcalloc(hm->npages, sizeof(page),
+					     KFDPOOL_GFP_ARRAY);
+		for (i = n; hm->pages && i < n + len; i += 1UL << order) {
+			order = IS_ALIGNED(i, 16) && n + len - i >= 16 ? 4 : 0;
+			page = kfdpool_hostmem_block(i, order);
+			if (!page && order)
+				page = kfdpool_hostmem_block(i, order = 0);
+			if (!page)
+				return -ENOMEM;
+			for (j = 0; j < 1UL << order; j++)
+				hm->pages[i + j] = page + j;
+		}
+		if (!hm->pages)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -144,12 +166,19 @@ static int kfdpool_hostmem_populate(struct kfdpool_hostmem *hm)
 /* Free @hm and return its charges: the dma-buf's release, or a failed ALLOC. */
 static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 {
-	if (hm->shmem) {
-		mapping_clear_unevictable(hm->shmem->f_mapping);
-		kfdpool_put_pages(hm->pages, hm->npopulated);
-		fput(hm->shmem);
+	unsigned int order;
+	struct page *page;
+	pgoff_t i;
+
+	/* A page get_user_pages() still holds goes with its last reference. */
+	for (i = 0; hm->blocks && i < hm->npages &&
+	     (page = kfdpool_hostmem_page(hm, i)); i += 1UL << order) {
+		order = compound_order(page);
+		kfdpool_page_freeable(page);
+		__free_pages(page, order);
 	}
 	kvfree(hm->pages);
+	kvfree(hm->blocks);
 	if (hm->locked) {
 		atomic_long_sub(hm->npages, &hm->locked->user->locked_vm);
 		put_cred(hm->locked);
@@ -158,51 +187,24 @@ static void kfdpool_hostmem_free(struct kfdpool_hostmem *hm)
 	kfree(hm);
 }
 
-/* Give @hm its shmem file and pages; on failure kfdpool_hostmem_free(). */
-static int kfdpool_hostmem_fill(struct kfdpool_hostmem *hm)
-{
-	struct file *shmem;
-	int ret;
-
-	hm->pages = kvcalloc(hm->npages, sizeof(*hm->pages),
-			     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-			     __GFP_NOWARN);
-	if (!hm->pages)
-		return -ENOMEM;
-	/* Not VM_NORESERVE: strict overcommit refuses the size here. */
-	shmem = shmem_file_setup("kfdpool", hm->size, EMPTY_VMA_FLAGS);
-	if (IS_ERR(shmem)) {
-		ret = PTR_ERR(shmem);
-		goto err;
-	}
-	hm->shmem = shmem;
-	ret = kfdpool_hostmem_populate(hm);
-err:
-	/* shmem's -ENOSPC (no inode) is not a kfdpool limit. */
-	return ret == -ENOSPC ? -ENOMEM : ret;
-}
-
 /* ---- the dma-buf exporter ---- */
 
 static int kfdpool_hostmem_attach(struct dma_buf *dmabuf,
 				  struct dma_buf_attachment *attach)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
-	struct kfdpool_hostmem_attachment *a;
-	unsigned int seg;
-	int ret;
+	struct kfdpool_hostmem_attachment *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	struct page **pages = a ? kfdpool_hostmem_pages(hm) : NULL;
+	unsigned int seg = max_t(unsigned int,
+				 dma_get_max_seg_size(attach->dev), PAGE_SIZE);
+	int ret = -ENOMEM;
 
-	/* sg tables count pages in an unsigned int. */
-	if (hm->npages > UINT_MAX)
-		return -E2BIG;
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
-	if (!a)
-		return -ENOMEM;
-	seg = max_t(unsigned int, dma_get_max_seg_size(attach->dev),
-		    PAGE_SIZE);
-	ret = sg_alloc_table_from_pages_segment(&a->sgt, hm->pages,
-						hm->npages, 0, hm->size,
-						seg, GFP_KERNEL);
+	if (pages)
+		ret = sg_alloc_table_from_pages_segment(&a->sgt, pages,
+							hm->npages, 0,
+							hm->size, seg,
+							GFP_KERNEL);
+	kvfree(pages);
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -234,9 +236,8 @@ kfdpool_hostmem_map(struct dma_buf_attachment *attach,
 {
 	struct kfdpool_hostmem *hm = attach->dmabuf->priv;
 	struct kfdpool_hostmem_attachment *a = attach->priv;
-	int ret;
+	int ret = dma_map_sgtable(a->dev, &a->sgt, dir, 0);
 
-	ret = dma_map_sgtable(a->dev, &a->sgt, dir, 0);
 	if (ret)
 		return ERR_PTR(ret);
 	mutex_lock(&hm->lock);
@@ -292,20 +293,34 @@ static int kfdpool_hostmem_end_cpu(struct dma_buf *dmabuf,
 	return kfdpool_hostmem_sync(dmabuf, dir, false);
 }
 
-/* The vma becomes the shmem file's (the core checked its range). */
+/* The core maps the page, or its folio with one PMD where it fits. */
+static vm_fault_t kfdpool_hostmem_fault(struct vm_fault *vmf)
+{
+	/* mmap checked the range, which cannot grow. */
+	vmf->page = kfdpool_hostmem_page(vmf->vma->vm_private_data,
+					 vmf->pgoff);
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct kfdpool_hostmem_vm_ops = {
+	.fault = kfdpool_hostmem_fault,
+};
+
+/*
+ * The vma maps the buffer's pages and holds its dma-buf: no file behind it
+ * to punch (MADV_REMOVE is refused), never grown past the buffer (mremap)
+ * nor mlocked (VM_DONTEXPAND is VM_SPECIAL).
+ */
 static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 				struct vm_area_struct *vma)
 {
-	struct kfdpool_hostmem *hm = dmabuf->priv;
-	int ret;
-
 	/* A private copy would not be shared memory. */
 	if (is_cow_mapping(vma->vm_flags))
 		return -EINVAL;
-	ret = vfs_mmap(hm->shmem, vma);
-	if (ret)
-		return ret;
-	vma_set_file(vma, hm->shmem);
+	vm_flags_set(vma, VM_DONTEXPAND);
+	vma->vm_ops = &kfdpool_hostmem_vm_ops;
+	vma->vm_private_data = dmabuf->priv;
 	return 0;
 }
 
@@ -313,13 +328,11 @@ static int kfdpool_hostmem_mmap(struct dma_buf *dmabuf,
 static void *kfdpool_hostmem_vmap_pages(struct dma_buf *dmabuf)
 {
 	struct kfdpool_hostmem *hm = dmabuf->priv;
-	void *vaddr;
+	struct page **pages = kfdpool_hostmem_pages(hm);
+	void *vaddr = pages ? vmap(pages, hm->npages, VM_MAP, PAGE_KERNEL) :
+			      NULL;
 
-	if (hm->npages > UINT_MAX)
-		return ERR_PTR(-E2BIG);
-	vaddr = vmap(hm->pages, hm->npages, VM_MAP, PAGE_KERNEL);
-	if (!vaddr)
-		return ERR_PTR(-ENOMEM);
+	kvfree(pages);
 	mutex_lock(&hm->lock);
 	hm->vaddr = vaddr;
 	mutex_unlock(&hm->lock);
@@ -342,8 +355,8 @@ static int kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf,
 {
 	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
 
-	if (IS_ERR(vaddr))
-		return PTR_ERR(vaddr);
+	if (!vaddr)
+		return -ENOMEM;
 	iosys_map_set_vaddr(map, vaddr);
 	return 0;
 }
@@ -355,13 +368,7 @@ static void kfdpool_hostmem_vunmap_op(struct dma_buf *dmabuf,
 }
 #else
 /* Older kernels' vmap returns the address, NULL for any failure. */
-static void *kfdpool_hostmem_vmap_op(struct dma_buf *dmabuf)
-{
-	void *vaddr = kfdpool_hostmem_vmap_pages(dmabuf);
-
-	return IS_ERR(vaddr) ? NULL : vaddr;
-}
-
+#define kfdpool_hostmem_vmap_op		kfdpool_hostmem_vmap_pages
 #define kfdpool_hostmem_vunmap_op	kfdpool_hostmem_vunmap
 #endif
 
@@ -392,10 +399,7 @@ bool kfdpool_is_hostmem(struct dma_buf *dmabuf)
 	return dmabuf->ops == &kfdpool_hostmem_ops;
 }
 
-/*
- * Can @npages pages fit at all: in the machine's memory, in what it can
- * make available, and under the memory.max of the caller's cgroups?
- */
+/* Can @npages fit: in RAM, in what it can free, under our memory.max? */
 static bool kfdpool_hostmem_fits(unsigned long npages)
 {
 	bool fits = npages <= totalram_pages() &&
@@ -411,20 +415,6 @@ static bool kfdpool_hostmem_fits(unsigned long npages)
 	return fits;
 }
 
-/* Charge @npages to RLIMIT_MEMLOCK in @user, as io_uring does. */
-static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long cur = atomic_long_read(&user->locked_vm);
-
-	do {
-		if (npages > limit || cur > limit - npages)
-			return -ENOMEM;
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
-					  cur + npages));
-	return 0;
-}
-
 /*
  * Charge ALLOC's @hm before any page exists: RLIMIT_MEMLOCK, and the pool's
  * limit (pool->charging until the entry is added); what @hm holds goes with
@@ -433,14 +423,24 @@ static int kfdpool_lock_pages(struct user_struct *user, unsigned long npages)
 static int kfdpool_hostmem_charge(struct kfdpool_file *pf,
 				  struct kfdpool_hostmem *hm)
 {
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT, cur;
+	atomic_long_t *locked = &current_user()->locked_vm;
 	struct kfdpool_pool *pool = pf->pool;
 	int ret;
 
-	if (pool->locked) {
-		ret = kfdpool_lock_pages(pool->locked->user, hm->npages);
-		if (ret)
-			return ret;
-		hm->locked = get_cred(pool->locked);
+	/*
+	 * The caller's user and limit, as io_uring charges them, unless the
+	 * caller has CAP_IPC_LOCK now (asked unaudited: a user without it is
+	 * the rule, not a denial for a security module to log).
+	 */
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
+		cur = atomic_long_read(locked);
+		do {
+			if (hm->npages > limit || cur > limit - hm->npages)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(locked, &cur,
+						  cur + hm->npages));
+		hm->locked = get_current_cred();
 	}
 	ret = kfdpool_lock(pf);
 	if (ret)
@@ -467,9 +467,8 @@ static void kfdpool_hostmem_unreserve(struct kfdpool_pool *pool,
 }
 
 /*
- * One ALLOC, in this order: the arguments and whether the size can fit at
- * all, the charges, the pages, the export, the entry.  A failure undoes
- * the steps before it.
+ * One ALLOC: the arguments, whether the size can fit at all, the charges,
+ * the pages, the export, the entry; a failure undoes the steps before it.
  */
 long kfdpool_ioctl_alloc(struct file *file, unsigned int nr, void *data,
 			 struct kfdpool_fd_out *fdo)

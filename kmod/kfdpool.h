@@ -104,8 +104,6 @@ struct kfdpool_rectab {
  * @owner_pid: the thread group of the creator or of the last adopter
  * @uid: the creator's euid
  * @user: charged for records and, if persistent, the pool and its bytes
- * @locked: the creator's cred, whose user ALLOC charges (RLIMIT_MEMLOCK),
- *	or NULL
  * @entries: entry id -> struct kfdpool_entry
  * @next_entry: cursor of the entry ids
  * @dmabufs: live entries by dma-buf
@@ -142,7 +140,6 @@ struct kfdpool_pool {
 	struct pid *owner_pid;
 	kuid_t uid;
 	struct kfdpool_user *user;
-	const struct cred *locked;
 
 	struct xarray entries;
 	u32 next_entry;

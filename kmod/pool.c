@@ -5,7 +5,6 @@
  * files left over answer -ENODEV.  The struct goes with its last reference.
  */
 #include <linux/anon_inodes.h>
-#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/module.h>
@@ -76,8 +75,6 @@ static void kfdpool_pool_free(struct kref *ref)
 	WARN_ON(!pool->ended || pool->nr_entries);
 	xa_destroy(&pool->entries);
 	kfdpool_user_put(pool->user);
-	if (pool->locked)
-		put_cred(pool->locked);
 	put_pid(pool->owner_pid);
 	mutex_destroy(&pool->lock);
 	memzero_explicit(pool->handle_key, sizeof(pool->handle_key));
@@ -226,9 +223,6 @@ long kfdpool_pool_create(struct file *file, unsigned int nr, void *data,
 		kfdpool_pool_put(pool);
 		return -ENOMEM;
 	}
-	/* As io_uring decides: a user without it is no denial to audit. */
-	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
-		pool->locked = get_current_cred();
 	get_random_bytes(pool->handle_key, sizeof(pool->handle_key));
 	get_random_bytes(pool->nonce_key, sizeof(pool->nonce_key));
 	strscpy(pool->name, args->name, sizeof(pool->name));

@@ -148,8 +148,9 @@ static bool fs_alloc(struct fs_thread *s, int p)
 			c.why = "size not a page multiple";
 			break;
 		case 2:
-			/* A persistent pool's creator had no CAP_IPC_LOCK. */
-			if (P->persist && s->memlock) {
+			/* Made as the thread's user: no CAP_IPC_LOCK. */
+			if (s->memlock) {
+				c.as_user = true;
 				x->size = (s->memlock & ~(uint64_t)(FS_PAGE - 1)) +
 					  FS_PAGE;
 				c.why = "more than RLIMIT_MEMLOCK";

@@ -9,6 +9,8 @@
 #define KFDPOOL_HOSTMEM_UTIL_H
 
 #include <sys/klog.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
 
 #include "kfdpool_util.h"
 
@@ -138,6 +140,61 @@ static inline int hm_is_pfnmap(const void *addr)
 	}
 	fclose(f);
 	return ret;
+}
+
+/* @key of the mapping of @addr in smaps ("FilePmdMapped": kB), or -errno. */
+static inline long long hm_smaps_kb(const void *addr, const char *key)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	size_t klen = strlen(key);
+	long long ret = -ENOENT;
+	char line[512];
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && !strncmp(line, key, klen) && line[klen] == ':') {
+			ret = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * io_uring before 6.5 looks at a fixed buffer's vmas itself and refuses
+ * every file mapping but shmem's and hugetlbfs's with EOPNOTSUPP
+ * (io_sqe_buffer_register() in 5.10's io_uring/io_uring.c, io_pin_pages()
+ * in 6.1's io_uring/rsrc.c); from 6.5 on it leaves the question to
+ * pin_user_pages().  Is this such a kernel?
+ */
+static inline bool hm_uring_refuses_file_maps(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 6 || (major == 6 && minor < 5);
+}
+
+/* process_vm_readv/writev on our own @remote: get_user_pages() on it. */
+static inline int hm_vm_rw(void *remote, void *local, size_t len, bool write)
+{
+	struct iovec l = { .iov_base = local, .iov_len = len };
+	struct iovec r = { .iov_base = remote, .iov_len = len };
+	ssize_t n = write ? process_vm_writev(getpid(), &l, 1, &r, 1, 0) :
+			    process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 /* Fill @len bytes at @p with the pattern of @seed, or check it (1 ok). */

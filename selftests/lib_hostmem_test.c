@@ -78,7 +78,8 @@ static int others_closed(void)
 }
 
 /*
- * io_uring fixed buffer and vmsplice on @p: what get_user_pages() takes.
+ * io_uring fixed buffer (where the kernel's io_uring takes file mappings:
+ * else process_vm_readv), and vmsplice on @p: what get_user_pages() takes.
  * At most 1 MiB is registered, and unregistered before the ring goes (its
  * teardown is asynchronous): a render user's pins count against
  * RLIMIT_MEMLOCK (8 MiB).
@@ -88,7 +89,7 @@ static int gup_ok(void *p, size_t len)
 	struct io_uring_params prm = {};
 	struct iovec iov = { p, len < (1 << 20) ? len : 1 << 20 };
 	int ring, pfd[2], ret = 0;
-	char c;
+	char c, back[4096];
 
 	ring = syscall(__NR_io_uring_setup, 2, &prm);
 	if (ring < 0)
@@ -100,6 +101,11 @@ static int gup_ok(void *p, size_t len)
 			 IORING_UNREGISTER_BUFFERS, NULL, 0))
 		ret = -errno;
 	close(ring);
+	if (ret == -EOPNOTSUPP && hm_uring_refuses_file_maps()) {
+		ret = hm_vm_rw(p, back, sizeof(back), false);
+		if (!ret && memcmp(back, p, sizeof(back)))
+			ret = -EILSEQ;
+	}
 	if (ret)
 		return ret;
 	if (pipe(pfd))

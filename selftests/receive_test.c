@@ -9,7 +9,7 @@
  * hook is an empty inline) on receive_fd() itself.  Skipped where the
  * kernel has no kprobe events, or no receive_fd() for modules.  And the
  * capabilities the module asks of any caller to decide what it does, not
- * whether it may (CAP_IPC_LOCK at POOL_CREATE, CAP_SYS_ADMIN at
+ * whether it may (CAP_IPC_LOCK at ALLOC, CAP_SYS_ADMIN at
  * POOL_LIST), are asked without an audit record (kprobe on cap_capable()).
  */
 #include <ctype.h>
@@ -375,15 +375,16 @@ static int cap_checks(const char *dir, pid_t pid, unsigned int cap,
 
 /*
  * What the module asks of every caller is asked unaudited, as io_uring asks
- * CAP_IPC_LOCK: an unprivileged user creating a pool (whether ALLOC will be
+ * CAP_IPC_LOCK: an unprivileged user allocating host memory (whether it is
  * charged to its RLIMIT_MEMLOCK) or listing pools (its own, or all) must
  * not make a security module log a denial each time, of a capability it
  * neither asked for nor needs.
  */
-TEST(create_and_list_ask_capabilities_unaudited)
+TEST(alloc_and_list_ask_capabilities_unaudited)
 {
+	struct kfdpool_alloc a = { .size = 4096 };
 	struct kfdpool_pool_info info[4];
-	int ctl, status, n, audited;
+	int ctl, pool, status, n, audited;
 	const char *dir = tracefs();
 	__u64 cursor = 0;
 	pid_t pid;
@@ -404,8 +405,11 @@ TEST(create_and_list_ask_capabilities_unaudited)
 		if (ctl < 0 || setresgid(4242, 4242, 4242) ||
 		    setresuid(4242, 4242, 4242))
 			_exit(90);
-		if (kfd_pool_create(ctl, 0, "recv-cap", 0, NULL) < 0)
+		pool = kfd_pool_create(ctl, 0, "recv-cap", 0, NULL);
+		if (pool < 0)
 			_exit(91);
+		if (ioctl(pool, KFDPOOL_IOC_ALLOC, &a))
+			_exit(93);
 		_exit(kfd_list_page(ctl, info, 4, &cursor) < 0 ? 92 : 0);
 	}
 	ASSERT_LE(0, pid);

@@ -14,7 +14,6 @@
 #include <linux/module.h>
 #include <linux/rbtree.h>
 #include <linux/scatterlist.h>
-#include <linux/shmem_fs.h>
 
 #include "kfdpool_features.h"
 
@@ -139,59 +138,41 @@ rb_find(const void *key, const struct rb_root *tree,
 }
 #endif
 
-#ifdef KFDPOOL_HAVE_FOLIO_BATCH_H
-#include <linux/folio_batch.h>
+#ifdef KFDPOOL_HAVE_PAGE_KMEMCG
+/*
+ * 5.10 marks a page charged with __GFP_ACCOUNT by a page type, kept where
+ * mapping the page counts its mappings: off while the buffer holds the
+ * page (its memcg stays in page->mem_cgroup), on again before the buffer
+ * lets go of it, unmapped, so that its free uncharges it.  (What
+ * __ClearPageKmemcg() and __SetPageKmemcg() do: page types are inverted.)
+ */
+static inline void kfdpool_page_mappable(struct page *page)
+{
+	if (PageKmemcg(page))
+		page->page_type |= PG_kmemcg;
+}
+
+static inline void kfdpool_page_freeable(struct page *page)
+{
+	if (page->mem_cgroup)
+		page->page_type &= ~PG_kmemcg;
+}
 #else
-#include <linux/pagevec.h>
+static inline void kfdpool_page_mappable(struct page *page) {}
+static inline void kfdpool_page_freeable(struct page *page) {}
 #endif
 
-#ifndef KFDPOOL_HAVE_FOLIO_BATCH
-#include <linux/sched.h>
-#include <linux/swap.h>
-
-/* Before folio batches: a reference on each page, in page vectors. */
-static inline void kfdpool_put_pages(struct page **pages, pgoff_t n)
-{
-	struct pagevec pvec;
-	pgoff_t i;
-
-	pagevec_init(&pvec);
-	for (i = 0; i < n; i++) {
-		if (pagevec_add(&pvec, pages[i]) && i + 1 < n)
-			continue;
-		check_move_unevictable_pages(&pvec);
-		pagevec_release(&pvec);
-		cond_resched();
-	}
-}
-
-static inline long kfdpool_read_pages(struct address_space *mapping,
-				      struct page **pages, pgoff_t i,
-				      pgoff_t n, gfp_t gfp)
-{
-	struct page *page = shmem_read_mapping_page_gfp(mapping, i, gfp);
-
-	if (IS_ERR(page))
-		return PTR_ERR(page);
-	set_page_dirty(page);
-	pages[i] = page;
-	return 1;
-}
+#ifdef KFDPOOL_HAVE_FOLIO
+#define kfdpool_set_folio_index(page, i)	(page_folio(page)->index = (i))
+#else
+#define kfdpool_set_folio_index(page, i)	((page)->index = (i))
 #endif
 
-#if defined(KFDPOOL_HAVE_FOLIO_BATCH) && \
-	!defined(KFDPOOL_HAVE_SHMEM_READ_FOLIO_GFP)
-static inline struct folio *shmem_read_folio_gfp(struct address_space *mapping,
-						 pgoff_t index, gfp_t gfp)
+#ifndef KFDPOOL_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
-	struct page *page = shmem_read_mapping_page_gfp(mapping, index, gfp);
-
-	return IS_ERR(page) ? ERR_CAST(page) : page_folio(page);
+	vma->vm_flags |= flags;
 }
-#endif
-
-#if !defined(KFDPOOL_HAVE_SHMEM_FILE_SETUP_VMA_FLAGS) && !defined(EMPTY_VMA_FLAGS)
-#define EMPTY_VMA_FLAGS	0
 #endif
 
 #ifndef KFDPOOL_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
@@ -214,23 +195,10 @@ sg_alloc_table_from_pages_segment(struct sg_table *sgt, struct page **pages,
 #define iosys_map_set_vaddr	dma_buf_map_set_vaddr
 #endif
 
-#ifndef KFDPOOL_HAVE_VFS_MMAP
-#define vfs_mmap	call_mmap
-#endif
-
 #ifndef KFDPOOL_HAVE_IS_COW_MAPPING
 static inline bool is_cow_mapping(vm_flags_t flags)
 {
 	return (flags & (VM_SHARED | VM_MAYWRITE)) == VM_MAYWRITE;
-}
-#endif
-
-#ifndef KFDPOOL_HAVE_VMA_SET_FILE
-static inline void vma_set_file(struct vm_area_struct *vma, struct file *file)
-{
-	get_file(file);
-	swap(vma->vm_file, file);
-	fput(file);
 }
 #endif
 
