@@ -975,50 +975,33 @@ static void fi_attempt(FIXTURE_DATA(uring_faults) *self, fi_child_fn fn,
 }
 
 /*
- * An import of two slices (two vectored commands) whose first slice fails
- * as a whole (its kernel allocation) or stops short (a copy), for the
- * first fault points in turn and a sample of the rest: the count returned
- * covers only the elements the call processed, in order, and the second
- * slice, not reported, made nothing.
+ * An import of two slices (two vectored commands) with a fault at each
+ * point of the calling thread in turn.  The module runs a vectored command
+ * from io-wq (its inline issue, IO_URING_F_NONBLOCK, answers -EAGAIN), so
+ * the thread's faults are in the library, the ring and the submission, not
+ * in the elements: whatever fails, the count returned covers only the
+ * elements made, every fd reported is there and no other.  Faults inside
+ * the elements are injected through the batch ioctl by faultinject_test.
  */
-TEST_F_TIMEOUT(uring_faults, import_slices_stop_at_a_short_one, 3600)
+TEST_F_TIMEOUT(uring_faults, import_slices_report_what_they_made, 3600)
 {
-	unsigned int n, j, points, seq, whole = 0, short1 = 0, later = 0,
-		     injected = 0;
+	unsigned int n, points, injected = 0, failed = 0;
 	struct fi_result r;
 
 	fi_attempt(self, fi_import_child, 0, &r);
 	ASSERT_EQ(0, r.bad);
 	ASSERT_EQ(FI_IMPORTS, r.ret);
 	points = r.points;
-	ASSERT_LT(KFD_BATCH_MAX, points);
-	/* In turn until the first slice stopped short 16 times, then 24
-	 * more spread over the rest, then the last 16 (the second slice). */
-	for (n = 1, j = 0, seq = 0; n <= points && j <= 40; ) {
+	ASSERT_LT(0, points);
+	for (n = 1; n <= points; n++) {
 		fi_attempt(self, fi_import_child, n, &r);
 		ASSERT_EQ(0, r.bad) TH_LOG("fault point %u of %u", n, points);
 		injected += r.injected;
-		whole += r.injected && r.ret < 0;
-		short1 += r.injected && r.ret >= 0 && r.ret < KFD_BATCH_MAX;
-		later += r.injected && r.ret >= KFD_BATCH_MAX &&
-			 r.ret < FI_IMPORTS;
-		if (!seq && short1 < 16) {
-			n++;
-			continue;
-		}
-		if (!seq) {
-			seq = n;
-			ksft_print_msg("fault points 1 to %u in turn\n", n);
-		}
-		j++;
-		n = j < 24 ? seq + (unsigned int)((uint64_t)(points - seq) * j / 24) :
-		    points - 40 + j;
+		failed += r.injected && r.ret < FI_IMPORTS;
 	}
-	ksft_print_msg("%u fault points in the call, %u failed: the first slice failed whole %u times, stopped short %u, a later slice %u\n",
-		       points, injected, whole, short1, later);
-	EXPECT_LT(0, whole);
-	EXPECT_LE(16, short1);
-	EXPECT_LT(0, later);
+	ksft_print_msg("%u fault points in the call, %u injected, %u of them cut the import short\n",
+		       points, injected, failed);
+	EXPECT_LT(0, injected);
 }
 
 /*
