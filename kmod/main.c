@@ -256,6 +256,8 @@ static void __exit kfdpool_exit(void)
 	kfdpool_debugfs_exit();
 	kfdpool_rec_cache_exit();
 	kfdpool_users_exit();
+	/* Allocations that failed half-way may have left empty nodes. */
+	xa_destroy(&kfdpool_pools);
 }
 
 module_init(kfdpool_init);
