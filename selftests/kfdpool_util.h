@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -800,5 +802,20 @@ static inline void kfd_set_close(struct kfd_set *s)
 			EXPECT_EQ(self->s.baseline,			\
 				  kfd_dmabuf_count(self->s.baseline));	\
 	} while (0)
+
+/* kfdpool-stat: $KFDPOOL_STAT, else the build tree's bin/ beside selftests/. */
+static inline void kfd_stat_binary(char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("KFDPOOL_STAT")) {
+		snprintf(out, len, "%s", getenv("KFDPOOL_STAT"));
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(out, len, "%s/../bin/kfdpool-stat", dirname(self));
+}
 
 #endif /* KFDPOOL_UTIL_H */

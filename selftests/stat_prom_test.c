@@ -27,20 +27,6 @@
 #define NOBODY		65534
 #define INF		UINT64_MAX	/* a "+Inf" sample */
 
-static void prom_binary(char *out, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (getenv("KFDPOOL_STAT")) {
-		snprintf(out, len, "%s", getenv("KFDPOOL_STAT"));
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	snprintf(out, len, "%s/../bin/kfdpool-stat", dirname(self));
-}
-
 /*
  * Run kfdpool-stat @args as @uid (0: as this process is); its stdout in a
  * malloc'd string (NULL if it could not run), *@status its wait status.
@@ -54,7 +40,7 @@ static char *prom_run(uid_t uid, const char *args, int *status)
 	ssize_t r;
 	pid_t pid;
 
-	prom_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	if (access(bin, X_OK) || pipe(p))
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "exec %s %s", bin, args);
@@ -200,7 +186,7 @@ FIXTURE_SETUP(prom)
 	self->child = -1;
 	self->baseline = kfd_dmabuf_count_now();
 	kfd_state_restore();
-	prom_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	if (access(bin, X_OK))
 		SKIP(return, "kfdpool-stat not built (make stat)");
 	if (getuid())
@@ -422,7 +408,7 @@ TEST_F(prom, output_replaced_whole)
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/kfdpool.prom", dir);
-	prom_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {

@@ -36,6 +36,7 @@
 #include <linux/kfdpool.h>
 
 #include "kselftest_harness.h"
+#include "kfdpool_util.h"
 
 #define KFD_DEV_PATH "/dev/kfdpool"
 
@@ -129,20 +130,6 @@ static int stat_stats(int fd, struct kfdpool_pool_stats *st)
 	return ioctl(fd, KFDPOOL_IOC_POOL_STATS, st);
 }
 
-static void stat_binary(char *out, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (getenv("KFDPOOL_STAT")) {
-		snprintf(out, len, "%s", getenv("KFDPOOL_STAT"));
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	snprintf(out, len, "%s/../bin/kfdpool-stat", dirname(self));
-}
-
 /* Run kfdpool-stat with @args; its stdout in a malloc'd string. */
 static char *stat_run(const char *args, int *status)
 {
@@ -151,7 +138,7 @@ static char *stat_run(const char *args, int *status)
 	char *buf = malloc(cap);
 	FILE *f;
 
-	stat_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	if (access(bin, X_OK))
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "%s %s", bin, args);
@@ -301,7 +288,7 @@ FIXTURE_SETUP(stat)
 	char bin[PATH_MAX];
 
 	self->ctl = self->vgem = self->a = self->b = self->a_imp = -1;
-	stat_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	if (access(bin, X_OK))
 		SKIP(return, "kfdpool-stat not built (make stat)");
 	self->ctl = open("/dev/kfdpool", O_RDWR | O_CLOEXEC);
@@ -541,7 +528,7 @@ TEST_F(stat, watch_is_ndjson)
 	FILE *f;
 	pid_t pid;
 
-	stat_binary(bin, sizeof(bin));
+	kfd_stat_binary(bin, sizeof(bin));
 	ASSERT_EQ(0, pipe(pfd));
 	pid = fork();
 	ASSERT_LE(0, pid);
