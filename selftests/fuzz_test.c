@@ -529,15 +529,19 @@ static void fz_reap(struct fz_thread *t, unsigned int cmd, long ret,
 	}
 	return;
 batch:
+	/*
+	 * An older caller's smaller header runs with its tail read as zero:
+	 * one that reaches elem_size is a batch like any other.
+	 */
 	if (buf && _IOC_TYPE(cmd) == KFDPOOL_IOC_MAGIC &&
 	    nr == _IOC_NR(KFDPOOL_IOC_IMPORT_BATCH) &&
-	    usize >= sizeof(struct kfdpool_batch) && ret > 0) {
-		struct kfdpool_batch b;
+	    usize >= offsetofend(struct kfdpool_batch, elem_size) && ret > 0) {
+		struct kfdpool_batch b = {};
 		uint64_t start;
 		long i;
 
 		/* Elements in our batch buffer, aligned or not. */
-		memcpy(&b, buf, sizeof(b));
+		memcpy(&b, buf, usize < sizeof(b) ? usize : sizeof(b));
 		start = b.ops - (uintptr_t)t->batch;
 		if (b.ops < (uintptr_t)t->batch || start >= FZ_BATCH_BYTES ||
 		    b.elem_size < sizeof(struct kfdpool_import))
