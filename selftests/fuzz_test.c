@@ -885,11 +885,6 @@ static void *fz_thread_main(void *arg)
 	struct fz_thread *t = arg;
 	uint64_t i;
 
-	t->fs_ok = !fs_init(&t->fs, &t->st->fs, t->env->ctl,
-			    t->seed ^ 0x5eed5eed5eedull, t->id);
-	if (!t->fs_ok)
-		fprintf(stderr, "# fuzzer %d: no stateful half (set-up failed)\n",
-			t->id);
 	for (i = 0; i < t->calls; i++) {
 		uint64_t stateful_calls = t->fs.calls;
 		int before;
@@ -1025,6 +1020,18 @@ static int fz_process(struct fz_env *env, struct fz_stats *st, uint64_t seed,
 				env->entries[j / FZ_RECS][j % FZ_BUFS];
 	}
 	fds_before = rel_fd_count();
+	/*
+	 * Every stateful half is set up before any thread runs: a random
+	 * half's import batch fills the fd table for a moment, and a set-up
+	 * that met it would fail half-way.
+	 */
+	for (i = 0; i < n; i++) {
+		th[i].fs_ok = !fs_init(&th[i].fs, &st->fs, env->ctl,
+				       th[i].seed ^ 0x5eed5eed5eedull, th[i].id);
+		if (!th[i].fs_ok)
+			fprintf(stderr, "# fuzzer %d: no stateful half (set-up failed)\n",
+				th[i].id);
+	}
 	for (i = 0; i < n; i++)
 		pthread_create(&tid[i], NULL, fz_thread_main, &th[i]);
 	for (i = 0; i < n; i++)
