@@ -864,117 +864,24 @@ static bool fs_stats(struct fs_thread *s, int p)
 
 #define FS_DEBUGFS_USERS "/sys/kernel/debug/kfdpool/users"
 
-/* The pool id @id as debugfs prints it: lowercase hex. */
-static void fs_hex_id(const uint8_t *id, char *out)
-{
-	int i;
-
-	for (i = 0; i < KFDPOOL_ID_LEN; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-}
-
-/* A line of debugfs "pools", as list.c prints it. */
-struct fs_dbg_pool {
-	char id[40], name[40];
-	int owner_pid;
-	unsigned int uid, entries, records, import_fds, persistent,
-		owner_fds;
-	unsigned long long limit, reserved, reserved_high, used, used_high,
-		draining, imported, age;
-};
-
-static bool fs_dbg_pool_parse(const char *line, struct fs_dbg_pool *d)
-{
-	return line[0] != '#' &&
-	       sscanf(line, "%39s %39s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %llu",
-		      d->id, d->name, &d->owner_pid, &d->uid, &d->limit,
-		      &d->reserved, &d->reserved_high, &d->used, &d->used_high,
-		      &d->draining, &d->entries, &d->records, &d->import_fds,
-		      &d->imported, &d->persistent, &d->owner_fds,
-		      &d->age) == 17;
-}
-
-/* What of debugfs line @d, pool @q's, differs from figures @g. */
-static const char *fs_dbg_figs(struct fs_pool *P, const struct fs_figs *g,
-			       int q, const struct fs_dbg_pool *d,
-			       char *what, size_t len)
-{
-	const struct fs_fig figs[] = {
-		FS_FIG(d, entries, g->nent),
-		FS_FIG(d, records, g->nrec),
-		FS_FIG(d, reserved, g->reserved),
-		FS_FIG(d, used, g->used),
-		FS_FIG(d, draining, g->draining),
-		FS_FIG(d, imported, g->imported),
-		FS_FIG(d, import_fds, g->nimp),
-		FS_FIG(d, owner_fds, fs_owners(P)),
-	};
-	char where[24];
-
-	snprintf(where, sizeof(where), "pools: pool %d ", q);
-	return fs_figs_cmp(what, len, where, figs,
-			   sizeof(figs) / sizeof(figs[0]));
-}
-
-/* What of @d, pool @q's line, differs from the model; NULL if nothing. */
-static const char *fs_dbg_pool_cmp(struct fs_thread *s, int q,
-				   const struct fs_dbg_pool *d)
-{
-	struct fs_pool *P = &s->pool[q];
-	static __thread char what[160];
-	char name[KFDPOOL_NAME_LEN];
-	struct fs_figs g;
-
-	snprintf(name, sizeof(name), "fz%d.%d", s->id, q);
-	if (strcmp(d->name, name) || d->limit != P->limit ||
-	    d->uid != (P->persist ? s->uid : 0u) || d->persistent != P->persist)
-		return "pools: name, limit, uid or persistent flag";
-	if (fs_child_on(s, q))
-		return NULL;
-	fs_figures(P, &g);
-	return fs_dbg_figs(P, &g, q, d, what, sizeof(what));
-}
-
 /*
- * debugfs against the model: each pool of ours in "pools" once, with its
- * figures; in "users", the thread's user with its persistent pools, their
- * bytes and its records (no line: none of them).  NULL when all agree, or
- * when debugfs cannot be read (no verdict).
+ * debugfs "users" against the model: the thread's user with its persistent
+ * pools, their bytes and its records (no line: none of them).  NULL when
+ * they agree, or when debugfs cannot be read (no verdict).
  */
 static const char *fs_debugfs_diff(struct fs_thread *s)
 {
-	char line[512], hex[FS_POOLS][2 * KFDPOOL_ID_LEN + 1];
-	unsigned int seen[FS_POOLS] = {}, uid, owner, persistent;
+	unsigned int uid, owner, persistent;
 	unsigned long long pbytes;
 	const char *bad = NULL;
-	struct fs_dbg_pool d;
 	bool found = false;
+	char line[512];
 	long records;
 	FILE *f;
-	int q, level;
+	int level;
 
-	for (q = 0; q < FS_POOLS; q++)
-		fs_hex_id(s->pool[q].id, hex[q]);
-	f = fopen(REL_POOLS, "re");
-	if (!f)
+	if (!s->persist || s->persist_unsure)
 		return NULL;
-	while (!bad && fgets(line, sizeof(line), f)) {
-		if (!fs_dbg_pool_parse(line, &d))
-			continue;
-		for (q = 0; q < FS_POOLS && !bad; q++) {
-			if (!fs_pool_exists(&s->pool[q]) || strcmp(d.id, hex[q]))
-				continue;
-			seen[q]++;
-			bad = fs_dbg_pool_cmp(s, q, &d);
-		}
-	}
-	fclose(f);
-	for (q = 0; q < FS_POOLS && !bad; q++)
-		if (fs_pool_exists(&s->pool[q]) && seen[q] != 1)
-			bad = seen[q] ? "pools: a pool of ours twice" :
-					"pools: a pool of ours missing";
-	if (bad || !s->persist || s->persist_unsure)
-		return bad;
 	f = fopen(FS_DEBUGFS_USERS, "re");
 	if (!f)
 		return NULL;

@@ -59,33 +59,26 @@ static inline int kfd_debugfs_lines(const char *path)
 	return n;
 }
 
-/* The line count once it settled at @want (a release may be deferred). */
+/* @count's value once it settled at @want (a release may be deferred). */
+#define KFD_SETTLED(count, want) ({					\
+	int __n = (count), __i;						\
+									\
+	for (__i = 0; __i < 200 && __n >= 0 && __n != (want); __i++) {	\
+		usleep(10000);						\
+		__n = (count);						\
+	}								\
+	__n;								\
+})
+
 static inline int kfd_debugfs_lines_wait(const char *path, int want)
 {
-	int i, n = kfd_debugfs_lines(path);
-
-	for (i = 0; i < 200 && n >= 0 && n != want; i++) {
-		usleep(10000);
-		n = kfd_debugfs_lines(path);
-	}
-	return n;
-}
-
-/* Pools alive on the system. */
-static inline int kfd_pool_count(void)
-{
-	return kfd_debugfs_lines(KFD_DEBUGFS);
+	return KFD_SETTLED(kfd_debugfs_lines(path), want);
 }
 
 static inline int kfd_pool_count_wait(int want)
 {
-	return kfd_debugfs_lines_wait(KFD_DEBUGFS, want);
+	return KFD_SETTLED(kfd_pool_count(), want);
 }
-
-/*
- * User levels the module keeps: each lives while a pool (its struct, kept
- * by any file of it) or an ALLOC buffer of that user does.
- */
 
 /*
  * Does this process hold an fd of kfdpool (control or pool) or a dma-buf?

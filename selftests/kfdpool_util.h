@@ -44,7 +44,6 @@
 
 #define KFD_DEV		"/dev/kfdpool"
 #define KFD_BUFINFO	"/sys/kernel/debug/dma_buf/bufinfo"
-#define KFD_DEBUGFS	"/sys/kernel/debug/kfdpool/pools"
 #define KFD_DEBUGFS_USERS	"/sys/kernel/debug/kfdpool/users"
 #define KFD_PARAMS	"/sys/module/kfdpool/parameters/"
 
@@ -334,6 +333,38 @@ static inline int kfd_list_page(int ctl, struct kfdpool_pool_info *info,
 		return ret;
 	*cursor = l.next_cursor;
 	return l.count;
+}
+
+/*
+ * The pools POOL_LIST shows (root: every pool on the system): how many, or
+ * -errno.  With @id, *@out becomes that pool's element and the answer is 1
+ * if it is listed, 0 if not.
+ */
+static inline int kfd_pool_find(const __u8 *id, struct kfdpool_pool_info *out)
+{
+	struct kfdpool_pool_info info[64];
+	int ctl = open(KFD_DEV, O_RDWR | O_CLOEXEC), i, n, found = 0, all = 0;
+	__u64 cursor = 0;
+
+	if (ctl < 0)
+		return -errno;
+	do {
+		n = kfd_list_page(ctl, info, 64, &cursor);
+		for (i = 0; i < n; i++) {
+			if (!id || memcmp(info[i].id, id, KFDPOOL_ID_LEN))
+				continue;
+			*out = info[i];
+			found = 1;
+		}
+		all += n;
+	} while (n >= 0 && cursor);
+	close(ctl);
+	return n < 0 ? n : id ? found : all;
+}
+
+static inline int kfd_pool_count(void)
+{
+	return kfd_pool_find(NULL, NULL);
 }
 
 /* A new pool with @flags; its owner fd or -errno.  @id may be NULL. */

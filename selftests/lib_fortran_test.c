@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "kfdpool_util.h"
 
 #if __has_include(<kfdpool_hip.h>)
 #include <kfdpool_hip.h>
@@ -40,37 +41,6 @@ static void fprog(const char *name, char *out, size_t len)
 
 	self[n > 0 ? n : 0] = '\0';
 	snprintf(out, len, "%s/../bin/%s", dirname(self), name);
-}
-
-/* Lines of the pools listing / the dma-buf objects: both back to baseline. */
-static int count_pools(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/kfdpool/pools", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '#')
-			n++;
-	fclose(f);
-	return n;
-}
-
-static int count_dmabufs(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
-	char line[512];
-	int n = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Total %d objects", &n) == 1)
-			break;
-	fclose(f);
-	return n;
 }
 
 #ifdef HAVE_HIP_API
@@ -134,7 +104,7 @@ static void share(struct __test_metadata *_metadata, const char *mode)
 	char exporter[PATH_MAX], importer[PATH_MAX], *line = NULL;
 	char *args[3 + NPTR + 1], handle[160], ptrs[NPTR][140];
 	int to_exp[2], from_exp[2], from_imp[2], st, nptr = 0, ok_imp = 0;
-	int pools0 = count_pools(), bufs0 = count_dmabufs(), got_fd = -1;
+	int pools0 = kfd_pool_count(), bufs0 = kfd_dmabuf_count_now(), got_fd = -1;
 	size_t cap = 0;
 	pid_t exp, imp;
 	FILE *in;
@@ -242,9 +212,9 @@ static void share(struct __test_metadata *_metadata, const char *mode)
 
 	/* nothing left behind: no pool, no dma-buf */
 	if (pools0 >= 0)
-		EXPECT_EQ(pools0, count_pools());
+		EXPECT_EQ(pools0, kfd_pool_count());
 	if (bufs0 >= 0)
-		EXPECT_EQ(bufs0, count_dmabufs());
+		EXPECT_EQ(bufs0, kfd_dmabuf_count_now());
 }
 
 /* Emulated guests are slow: give the pair minutes, not the default 30 s. */

@@ -281,28 +281,17 @@ TEST_F(pool, stats_size_versions)
 	EXPECT_EQ(0xeeeeeeee, *(__u32 *)st.id);
 }
 
-/* The owner_pid column of pool @id in the debugfs listing; -1 if absent. */
-static int debugfs_owner_pid(const __u8 *id)
+/* The owner_pid POOL_LIST shows for pool @id; -1 if it is not listed. */
+static int listed_owner_pid(const __u8 *id)
 {
-	char hex[2 * KFDPOOL_ID_LEN + 1], line[512], lid[64], name[64];
-	int pid, ret = -1;
-	FILE *f;
+	struct kfdpool_pool_info info;
 
-	f = fopen(KFD_DEBUGFS, "re");
-	if (!f)
-		return -1;
-	kfd_hex(id, KFDPOOL_ID_LEN, hex);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %63s %d", lid, name, &pid) == 3 &&
-		    !strcmp(lid, hex))
-			ret = pid;
-	fclose(f);
-	return ret;
+	return kfd_pool_find(id, &info) == 1 ? (int)info.owner_pid : -1;
 }
 
 /*
  * The owner pid is shown while the creator lives; once it is gone (its
- * number free for another process) stats, fdinfo and debugfs say 0.
+ * number free for another process) stats, fdinfo and POOL_LIST say 0.
  */
 TEST_F(pool, owner_pid_only_while_alive)
 {
@@ -327,7 +316,7 @@ TEST_F(pool, owner_pid_only_while_alive)
 	ASSERT_EQ(0, kfd_stats(fd, &st));
 	EXPECT_EQ(pid, st.owner_pid);
 	EXPECT_EQ(pid, kfd_fdinfo_num(fd, "kfdpool-owner-pid"));
-	EXPECT_EQ(pid, debugfs_owner_pid(st.id));
+	EXPECT_EQ(pid, listed_owner_pid(st.id));
 
 	ASSERT_EQ(1, write(sv[0], "x", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -335,7 +324,7 @@ TEST_F(pool, owner_pid_only_while_alive)
 	ASSERT_EQ(0, kfd_stats(fd, &st));
 	EXPECT_EQ(0, st.owner_pid);
 	EXPECT_EQ(0, kfd_fdinfo_num(fd, "kfdpool-owner-pid"));
-	EXPECT_EQ(0, debugfs_owner_pid(st.id));
+	EXPECT_EQ(0, listed_owner_pid(st.id));
 	close(fd);
 	close(sv[0]);
 	close(sv[1]);
@@ -446,57 +435,6 @@ TEST_F(pool, fdinfo_keys)
 	}
 	fclose(f);
 	EXPECT_EQ(sizeof(keys) / sizeof(keys[0]), k);
-}
-
-TEST_F(pool, debugfs)
-{
-	char hex[2 * KFDPOOL_ID_LEN + 1], line[512], id[64], name[64];
-	unsigned long long v[16];
-	int pid, found = 0, p2;
-	FILE *f;
-
-	p2 = kfd_pool_create(self->ctl, 0, "", 0, NULL);
-	ASSERT_LE(0, p2);
-	f = fopen(KFD_DEBUGFS, "re");
-	if (!f)
-		SKIP(return, "%s: %s", KFD_DEBUGFS, strerror(errno));
-	kfd_hex(self->id, KFDPOOL_ID_LEN, hex);
-	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
-	EXPECT_EQ('#', line[0]);
-	EXPECT_EQ(0, strcmp(line, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported persistent owner_fds age_s\n"));
-	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%63s %63s %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			       id, name, &pid, &v[0], &v[1], &v[2], &v[3],
-			       &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
-			       &v[10], &v[11], &v[12], &v[13]);
-
-		EXPECT_EQ(17, n);
-		if (!strcmp(name, "-") && pid == getpid())
-			found |= 2;
-		if (strcmp(id, hex))
-			continue;
-		found |= 1;
-		EXPECT_STREQ("pool_test", name);
-		EXPECT_EQ(getpid(), pid);
-		EXPECT_EQ(getuid(), v[0]);
-		EXPECT_EQ(1 << 30, v[1]);
-		EXPECT_EQ(0, v[11]);	/* not persistent */
-		EXPECT_EQ(1, v[12]);	/* one owner fd */
-	}
-	fclose(f);
-	EXPECT_EQ(3, found);
-	close(p2);
-
-	/* A closed pool leaves the list. */
-	f = fopen(KFD_DEBUGFS, "re");
-	ASSERT_NE(NULL, f);
-	found = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %63s %d", id, name, &pid) == 3 &&
-		    !strcmp(name, "-") && pid == getpid())
-			found++;
-	fclose(f);
-	EXPECT_EQ(0, found);
 }
 
 /* Many pools, all closed: nothing stays behind. */

@@ -32,6 +32,7 @@
 
 #include <linux/kfdpool.h>
 #include "kfdpool_format.h"
+#include "kfdpool_util.h"
 
 #ifndef F_SEAL_SHRINK
 #define F_SEAL_SHRINK 0x0002
@@ -101,7 +102,6 @@ static inline bool rel_debug_kernel(void)
 /* ------------------------------------------------------------------ */
 
 #define REL_BUFINFO "/sys/kernel/debug/dma_buf/bufinfo"
-#define REL_POOLS "/sys/kernel/debug/kfdpool/pools"
 #define REL_REFCNT "/sys/module/kfdpool/refcnt"
 
 /* dma-bufs alive on the system ("Total N objects"), -1 if unknown. */
@@ -117,23 +117,6 @@ static inline long rel_dmabuf_count(void)
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "Total %ld objects", &n) == 1)
 			break;
-	fclose(f);
-	return n;
-}
-
-/* kfdpool pools alive on the system, -1 if unknown. */
-static inline long rel_pool_count(void)
-{
-	char line[512];
-	long n = 0;
-	FILE *f;
-
-	f = fopen(REL_POOLS, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '#' && line[0] != '\n')
-			n++;
 	fclose(f);
 	return n;
 }
@@ -179,7 +162,7 @@ struct rel_counts {
 static inline void rel_counts_read(struct rel_counts *c)
 {
 	c->dmabufs = rel_dmabuf_count();
-	c->pools = rel_pool_count();
+	c->pools = kfd_pool_count();
 	c->refcnt = rel_module_refcnt();
 }
 
