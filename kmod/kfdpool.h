@@ -45,7 +45,6 @@ extern unsigned long kfdpool_max_user_persistent_bytes;
 
 struct dma_buf;
 struct kfdpool_user;
-struct seq_file;
 struct user_namespace;
 struct cred;
 
@@ -400,7 +399,8 @@ void kfdpool_user_figures(struct user_namespace *ns, kuid_t uid,
 int kfdpool_persist_user_charge(struct kfdpool_user *u, u32 pools, u64 bytes);
 void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
 				   u64 bytes);
-void kfdpool_users_show(struct seq_file *m);
+void kfdpool_debugfs_init(void);
+void kfdpool_debugfs_exit(void);
 void kfdpool_users_exit(void);
 
 /* hostmem.c */
@@ -448,7 +448,5 @@ static inline void kfdpool_persist_uncharge(struct kfdpool_pool *pool,
 /* list.c */
 long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 			     struct kfdpool_fd_out *fdo);
-void kfdpool_debugfs_init(void);
-void kfdpool_debugfs_exit(void);
 
 #endif /* _KFDPOOL_H */

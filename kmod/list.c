@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * POOL_LIST for monitors, and debugfs for root (a debugging aid, not an
- * interface), both from one fill.  POOL_LIST's cursor is a serial: pools are
- * listed in serial order, so a pool that lives through a listing is listed
- * once.  Pools are found under RCU: a listing holds no global lock.
+ * POOL_LIST, for monitors.  Its cursor is a serial: pools are listed in
+ * serial order, so a pool that lives through a listing is listed once.
+ * Pools are found under RCU: a listing holds no global lock.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
-#include <linux/debugfs.h>
 #include <linux/mm.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/user_namespace.h>
@@ -122,59 +119,4 @@ long kfdpool_ioctl_pool_list(struct file *file, unsigned int nr, void *data,
 	args->next_cursor = next;
 	args->scope = all ? KFDPOOL_POOL_LIST_ALL : KFDPOOL_POOL_LIST_OWN;
 	return 0;
-}
-
-static struct dentry *kfdpool_debugfs_dir;
-
-static int kfdpool_pools_show(struct seq_file *m, void *unused)
-{
-	struct kfdpool_pool_info info;
-	struct kfdpool_pool *pool;
-	unsigned long idx = 0;
-	bool ended;
-
-	seq_puts(m, "# id name owner_pid uid limit reserved reserved_high used used_high draining entries records import_fds imported persistent owner_fds age_s\n");
-	for (; (pool = kfdpool_pool_next(&idx)); idx++) {
-		mutex_lock(&pool->lock);
-		ended = pool->ended;
-		if (!ended)
-			kfdpool_info_fill(pool, &info);
-		mutex_unlock(&pool->lock);
-		kfdpool_pool_put(pool);
-		if (ended)
-			continue;
-		seq_printf(m, "%*phN %s %d %u %llu %llu %llu %llu %llu %llu %u %u %u %llu %u %u %llu\n",
-			   KFDPOOL_ID_LEN, info.id, info.name[0] ? info.name : "-",
-			   info.owner_pid, info.uid, info.limit,
-			   info.reserved_bytes, info.reserved_high,
-			   info.used_bytes, info.used_high, info.draining_bytes,
-			   info.entries, info.records, info.import_fds,
-			   info.imported_bytes,
-			   !!(info.flags & KFDPOOL_POOL_PERSIST), info.owner_fds,
-			   div_u64(info.age_ns, NSEC_PER_SEC));
-	}
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(kfdpool_pools);
-
-static int kfdpool_users_dbg_show(struct seq_file *m, void *unused)
-{
-	kfdpool_users_show(m);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(kfdpool_users_dbg);
-
-void kfdpool_debugfs_init(void)
-{
-	/* debugfs is for observation only: failures are not errors. */
-	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
-	debugfs_create_file("pools", 0444, kfdpool_debugfs_dir, NULL,
-			    &kfdpool_pools_fops);
-	debugfs_create_file("users", 0444, kfdpool_debugfs_dir, NULL,
-			    &kfdpool_users_dbg_fops);
-}
-
-void kfdpool_debugfs_exit(void)
-{
-	debugfs_remove_recursive(kfdpool_debugfs_dir);
 }

@@ -8,6 +8,7 @@
  * modules) counts it: charged there and, as its namespace's owner, at each
  * level up, so a namespace mints no fresh quota.
  */
+#include <linux/debugfs.h>
 #include <linux/hashtable.h>
 #include <linux/refcount.h>
 #include <linux/seq_file.h>
@@ -244,8 +245,8 @@ void kfdpool_persist_user_uncharge(struct kfdpool_user *u, u32 pools,
 	spin_unlock(&kfdpool_persist_lock);
 }
 
-/* debugfs: one line per user level. */
-void kfdpool_users_show(struct seq_file *m)
+/* debugfs, for root: one line per user level. */
+static int kfdpool_users_show(struct seq_file *m, void *unused)
 {
 	struct kfdpool_user *u;
 	unsigned int bkt;
@@ -267,6 +268,23 @@ void kfdpool_users_show(struct seq_file *m)
 			   atomic_long_read(&u->rec_pages), persistent, pbytes);
 	}
 	mutex_unlock(&kfdpool_users_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdpool_users);
+
+static struct dentry *kfdpool_debugfs_dir;
+
+void kfdpool_debugfs_init(void)
+{
+	/* debugfs is for observation only: failures are not errors. */
+	kfdpool_debugfs_dir = debugfs_create_dir("kfdpool", NULL);
+	debugfs_create_file("users", 0444, kfdpool_debugfs_dir, NULL,
+			    &kfdpool_users_fops);
+}
+
+void kfdpool_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kfdpool_debugfs_dir);
 }
 
 void kfdpool_users_exit(void)
