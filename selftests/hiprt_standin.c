@@ -22,7 +22,8 @@
  *               hipMemImportFromShareableHandle takes the fd (7.1), the
  *               view hipExternalMemoryGetMappedBuffer retains twice
  *               (7.2), hipStreamLegacy (6.3), the virtual memory calls
- *               (6.1, 6.2)
+ *               (6.1, 6.2), hipMemPoolCreate in a capture (7.0),
+ *               hipMemPoolSetAccess's checks (after 7.2: 70300000)
  *   driver      KFDPOOL_STANDIN_VMM (ROCr's VIRTUAL_MEM_API_SUPPORTED,
  *               default 1), KFDPOOL_STANDIN_DMABUF (KFD >= 1.12, default
  *               1), HSA_DISABLE_FRAGMENT_ALLOCATOR (ROCr's own variable)
@@ -2236,17 +2237,224 @@ API hipError_t hipMemset(void *p, int v, size_t n)
 
 /* ---- the runtime's own pools (hip_mempool.cpp) ---- */
 
-static struct { int dev; } pools[MAXDEV];
+/* Each device's default pool, then the pools hipMemPoolCreate made. */
+#define MAXPOOLS (MAXDEV + 16)
+static struct {
+	int dev, used;
+	unsigned int types;
+	hipMemAccessFlags access[MAXDEV];	/* what peers were given */
+} pools[MAXPOOLS];
 static int current_pool[MAXDEV];	/* index + 1 into pools, 0: default */
 
 static int pool_index(hipMemPool_t h)
 {
 	int i;
 
-	for (i = 0; i < MAXDEV; i++)
-		if ((void *)h == (void *)&pools[i])
+	for (i = 0; i < MAXPOOLS; i++)
+		if ((void *)h == (void *)&pools[i] && (i < MAXDEV || pools[i].used))
 			return i;
 	return -1;
+}
+
+/* A pool handle clr would read as its own, unchecked: none is a crash. */
+static int pool_or_abort(hipMemPool_t h, const char *name)
+{
+	int i = pool_index(h);
+
+	if (i < 0) {
+		fprintf(stderr, "standin: %s: %p is no pool of this runtime, "
+			"which clr would read as its own\n", name, (void *)h);
+		abort();
+	}
+	return i;
+}
+
+/*
+ * hipMemPoolCreate and hipMemPoolDestroy refuse, from HIP 7.0, while the
+ * calling thread captures in a mode other than relaxed or any thread
+ * captures in global mode (hip::tls.capture_streams_ and g_captureStreams,
+ * which keep a capture until it ends, invalidated or not), leaving the
+ * captures as they are (hip_mempool.cpp: not in rocm-6.2.2 nor in clr's
+ * amd-staging of 2024-10, in ROCm/rocm-systems' newest and in clrs before
+ * 7.2's hipMemSetMemPool; the release it came in is not in the sources
+ * read, 7.0 is the one whose capture rules it belongs with).  mu held.
+ */
+static int capture_listed(void)
+{
+	pthread_t me = pthread_self();
+	int i;
+
+	if (!clr_since(7, 0))
+		return 0;
+	for (i = 0; i < MAXSTREAMS; i++) {
+		struct sstream *s = &streams[i];
+
+		if (!s->used || s->capture == hipStreamCaptureStatusNone)
+			continue;
+		if (s->capmode == hipStreamCaptureModeGlobal ||
+		    (s->capmode == hipStreamCaptureModeThreadLocal &&
+		     pthread_equal(s->capthread, me)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * hipMemPoolCreate (hip_mempool.cpp, rocm-6.2.2 to the newest): NULL
+ * arguments, an allocation type other than pinned, a location that is not
+ * one of its devices (a negative id too, compared unsigned):
+ * hipErrorInvalidValue; then the capture (above).
+ */
+API hipError_t hipMemPoolCreate(hipMemPool_t *pool, const hipMemPoolProps *p)
+{
+	int i;
+
+	if (!pool || !p || p->allocType != hipMemAllocationTypePinned ||
+	    p->location.type != hipMemLocationTypeDevice ||
+	    p->location.id < 0 || p->location.id >= count_devices())
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	if (capture_listed()) {
+		pthread_mutex_unlock(&mu);
+		RET(hipErrorStreamCaptureUnsupported);
+	}
+	for (i = MAXDEV; i < MAXPOOLS && pools[i].used; i++)
+		;
+	if (i == MAXPOOLS) {
+		pthread_mutex_unlock(&mu);
+		RET(hipErrorOutOfMemory);
+	}
+	memset(&pools[i], 0, sizeof(pools[i]));
+	pools[i].used = 1;
+	pools[i].dev = p->location.id;
+	pools[i].types = (unsigned int)p->handleTypes;
+	*pool = (hipMemPool_t)&pools[i];
+	pthread_mutex_unlock(&mu);
+	RET(hipSuccess);
+}
+
+/* hipMemPoolDestroy (hip_mempool.cpp, rocm-6.2.2 to the newest): NULL,
+ * the capture (above, from 7.0), then a pool none of its own or a default
+ * pool: hipErrorInvalidValue. */
+API hipError_t hipMemPoolDestroy(hipMemPool_t pool)
+{
+	hipError_t r = hipSuccess;
+	int i;
+
+	if (!pool)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	i = pool_index(pool);
+	if (capture_listed())
+		r = hipErrorStreamCaptureUnsupported;
+	else if (i < MAXDEV)
+		r = hipErrorInvalidValue;
+	else {
+		if (current_pool[pools[i].dev] == i + 1)
+			current_pool[pools[i].dev] = 0;
+		pools[i].used = 0;
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+/*
+ * hipMemPoolSetAccess (hip_mempool.cpp).  rocm-6.2.2, and every release
+ * modelled: NULL arguments hipErrorInvalidValue, more descriptors than
+ * devices hipErrorInvalidDevice, then each descriptor in turn, applied
+ * before the next is looked at: not a device hipErrorInvalidValue, a
+ * device it has not or no access hipErrorInvalidDevice, a flag past
+ * read-write hipErrorInvalidValue; the pool's own device is left as it is.
+ * ROCm/rocm-systems' newest, after 7.2 (HIP_VERSION 7.3 here): every
+ * descriptor is checked before any is applied, a peer may be given no
+ * access, and the pool's own device refuses no access
+ * (hipErrorInvalidDevice) and read-only access (hipErrorNotSupported).
+ */
+static int setaccess_checked(void)
+{
+	return version() >= 70300000;
+}
+
+static hipError_t access_desc(int i, const hipMemAccessDesc *d, int n)
+{
+	int own = d->location.id == pools[i].dev;
+
+	if (d->location.type != hipMemLocationTypeDevice)
+		return hipErrorInvalidValue;
+	if ((unsigned int)d->location.id >= (unsigned int)n)
+		return hipErrorInvalidDevice;
+	if (!setaccess_checked() && d->flags == hipMemAccessFlagsProtNone)
+		return hipErrorInvalidDevice;
+	if (d->flags > hipMemAccessFlagsProtReadWrite)
+		return hipErrorInvalidValue;
+	if (setaccess_checked() && own && d->flags == hipMemAccessFlagsProtNone)
+		return hipErrorInvalidDevice;
+	if (setaccess_checked() && own && d->flags == hipMemAccessFlagsProtRead)
+		return hipErrorNotSupported;
+	return hipSuccess;
+}
+
+API hipError_t hipMemPoolSetAccess(hipMemPool_t pool,
+				   const hipMemAccessDesc *d, size_t count)
+{
+	hipError_t r = hipSuccess;
+	size_t k;
+	int i, n = count_devices();
+
+	if (!pool || !d)
+		RET(hipErrorInvalidValue);
+	if (count > (size_t)n)
+		RET(hipErrorInvalidDevice);
+	pthread_mutex_lock(&mu);
+	i = pool_or_abort(pool, "hipMemPoolSetAccess");
+	for (k = 0; setaccess_checked() && k < count && !r; k++)
+		r = access_desc(i, &d[k], n);
+	for (k = 0; k < count && !r; k++) {
+		r = access_desc(i, &d[k], n);
+		if (!r && d[k].location.id != pools[i].dev)
+			pools[i].access[d[k].location.id] = d[k].flags;
+	}
+	pthread_mutex_unlock(&mu);
+	RET(r);
+}
+
+/* hipMemPoolGetAccess (hip_mempool.cpp, rocm-6.2.2 to the newest): NULL
+ * arguments, a location not one of its devices: hipErrorInvalidValue;
+ * read-write on the pool's own device, else what the device was given. */
+API hipError_t hipMemPoolGetAccess(hipMemAccessFlags *flags,
+				   hipMemPool_t pool, hipMemLocation *loc)
+{
+	int i;
+
+	if (!flags || !pool || !loc || loc->type != hipMemLocationTypeDevice ||
+	    (unsigned int)loc->id >= (unsigned int)count_devices())
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	i = pool_or_abort(pool, "hipMemPoolGetAccess");
+	*flags = loc->id == pools[i].dev ? hipMemAccessFlagsProtReadWrite :
+		 pools[i].access[loc->id];
+	pthread_mutex_unlock(&mu);
+	RET(hipSuccess);
+}
+
+/* hipMemPoolExportToShareableHandle (hip_mempool.cpp, rocm-6.2.2 to the
+ * newest): the pool's handle types exactly, never none; the stand-in
+ * shares no pool of its own. */
+API hipError_t hipMemPoolExportToShareableHandle(void *handle,
+				hipMemPool_t pool,
+				hipMemAllocationHandleType type,
+				unsigned int flags)
+{
+	unsigned int types;
+
+	if (!pool || !handle || flags)
+		RET(hipErrorInvalidValue);
+	pthread_mutex_lock(&mu);
+	types = pools[pool_or_abort(pool, "hipMemPoolExport")].types;
+	pthread_mutex_unlock(&mu);
+	if ((unsigned int)type != types || type == hipMemHandleTypeNone)
+		RET(hipErrorInvalidValue);
+	RET(hipErrorNotSupported);
 }
 
 API hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t *pool, int dev)

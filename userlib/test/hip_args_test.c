@@ -83,10 +83,11 @@ TEST(create_bad_location)
 	p.location.type = (hipMemLocationType)5;
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolCreate(&pool, &p));
 	p.location.type = hipMemLocationTypeDevice;
+	/* clr's answer for a device it has not (hip_mempool.cpp). */
 	p.location.id = -1;
-	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolCreate(&pool, &p));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolCreate(&pool, &p));
 	p.location.id = 64;
-	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolCreate(&pool, &p));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolCreate(&pool, &p));
 }
 
 TEST(create_reserved_must_be_zero)
@@ -292,11 +293,12 @@ TEST(set_access)
 	d.flags = hipMemAccessFlagsProtRead;
 	d.location.type = hipMemLocationTypeInvalid;
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAccess(BOGUS_POOL, &d, 1));
+	/* The descriptors are checked against the pool, which is none. */
 	d.location.type = hipMemLocationTypeDevice;
 	d.location.id = -1;
-	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolSetAccess(BOGUS_POOL, &d, 1));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAccess(BOGUS_POOL, &d, 1));
 	d.location.id = 64;
-	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolSetAccess(BOGUS_POOL, &d, 1));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolSetAccess(BOGUS_POOL, &d, 1));
 }
 
 TEST(get_access)
@@ -312,7 +314,7 @@ TEST(get_access)
 	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolGetAccess(&f, BOGUS_POOL, &loc));
 	loc.type = hipMemLocationTypeDevice;
 	loc.id = -1;
-	EXPECT_EQ(hipErrorInvalidDevice, hipMemPoolGetAccess(&f, BOGUS_POOL, &loc));
+	EXPECT_EQ(hipErrorInvalidValue, hipMemPoolGetAccess(&f, BOGUS_POOL, &loc));
 }
 
 TEST(export_to_shareable_handle)

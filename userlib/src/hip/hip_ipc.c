@@ -46,7 +46,9 @@ static hipError_t export_handle(
 	pool = kp_pool_lock(mem_pool);
 	if (!pool)
 		return hipErrorInvalidValue;
-	if (pool->imported || !(pool->handle_types & (uint32_t)handle_type)) {
+	/* clr exports a pool only with its handle types exactly
+	 * (hip_mempool.cpp, rocm-6.2.2 to the newest): not one of several. */
+	if (pool->imported || pool->handle_types != (uint32_t)handle_type) {
 		err = hipErrorInvalidValue;
 		goto out;
 	}

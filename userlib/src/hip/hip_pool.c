@@ -79,8 +79,9 @@ static hipError_t check_props(const hipMemPoolProps *props)
 		return hipErrorNotSupported;
 	switch (props->location.type) {
 	case hipMemLocationTypeDevice:
+		/* clr answers a device past its devices so (hip_mempool.cpp). */
 		if (props->location.id < 0 || props->location.id >= MAX_DEVS)
-			return hipErrorInvalidDevice;
+			return hipErrorInvalidValue;
 		break;
 	case hipMemLocationTypeHost:
 		break;
@@ -136,7 +137,7 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 			return e;
 		if (*be) {
 			n = kp_device_count();
-			return dev < n ? hipSuccess : hipErrorInvalidDevice;
+			return dev < n ? hipSuccess : hipErrorInvalidValue;
 		}
 	}
 	*be = kp_backend_pick(device, &err);
@@ -155,7 +156,7 @@ hipError_t kp_pick_backend(const struct kp_runtime *rt, int device, int dev,
 		/* A substitute backend stands in for device 0 only. */
 		n = (*be)->device ? kp_kfd_device_count() : 1;
 		if (dev >= n)
-			return hipErrorInvalidDevice;
+			return hipErrorInvalidValue;
 	}
 	return hipSuccess;
 }
@@ -283,6 +284,34 @@ hipError_t kp_owner_pool_new(int fd, const uint8_t id[KFDPOOL_ID_LEN],
 	return hipSuccess;
 }
 
+/*
+ * clr refuses to make a pool while the calling thread captures in a mode
+ * other than relaxed, or any thread captures in global mode, with
+ * hipErrorStreamCaptureUnsupported and the captures left as they were
+ * (hipMemPoolCreate in hip_mempool.cpp: not in rocm-6.2.2, in
+ * ROCm/rocm-systems' newest).  Whether the loaded release does is its own
+ * to say: it is asked to make a pool of its own on device @dev, which goes
+ * again at once.  Only a runtime with a device can be asked.
+ */
+static hipError_t create_refused_in_capture(int dev)
+{
+	const struct kp_runtime *rt = kp_rt_order();
+	hipMemPool_t probe = NULL;
+	hipMemPoolProps p;
+	hipError_t e;
+
+	if (!rt || !rt->hipMemPoolCreate || !rt->hipMemPoolDestroy)
+		return hipSuccess;
+	memset(&p, 0, sizeof(p));
+	p.allocType = hipMemAllocationTypePinned;
+	p.location.type = hipMemLocationTypeDevice;
+	p.location.id = dev;
+	e = rt->hipMemPoolCreate(&probe, &p);
+	if (e == hipSuccess)
+		rt->hipMemPoolDestroy(probe);
+	return e == hipErrorStreamCaptureUnsupported ? e : hipSuccess;
+}
+
 /* hipMemPoolCreate, and with KFDPOOL_POOL_PERSIST in @flags a persistent
  * pool, which is kfdpool's whatever its props. */
 hipError_t kp_pool_create(hipMemPool_t *mem_pool,
@@ -320,6 +349,9 @@ hipError_t kp_pool_create(hipMemPool_t *mem_pool,
 	if (err)
 		return err;
 	err = kp_pick_backend(rt, device, dev, &be);
+	if (err)
+		return err;
+	err = create_refused_in_capture(dev);
 	if (err)
 		return err;
 	if ((pool_props->handleTypes & hipMemHandleTypeFabric) &&
@@ -580,15 +612,66 @@ static int pool_is_device(const struct ihipMemPoolHandle_t *pool)
 	return pool->props.location.type == hipMemLocationTypeDevice;
 }
 
-/* A location HIP accepts: the host, or a device id that could exist. */
-static hipError_t check_location(const hipMemLocation *loc)
+/*
+ * HIP_VERSION from which clr's hipMemPoolSetAccess checks every descriptor
+ * before it applies any, takes no access for a peer, and answers read-only
+ * access on the pool's own device with hipErrorNotSupported
+ * (ROCm/rocm-systems projects/clr/hipamd/src/hip_mempool.cpp, merged after
+ * 7.2 had branched).  Up to 7.2 (rocm-6.2.2's code) no access at all is
+ * hipErrorInvalidDevice and read-only access on the own device is taken
+ * and ignored.
+ */
+#define HIP_SETACCESS_CHECKED_VERSION 70300000
+
+/* Whether @loc (a host, or a device clr has) is where @pool's memory is. */
+static int is_own(const struct ihipMemPoolHandle_t *pool,
+		  const hipMemLocation *loc)
 {
-	if (loc->type != hipMemLocationTypeDevice &&
-	    loc->type != hipMemLocationTypeHost)
+	if (!pool_is_device(pool))
+		return loc->type == hipMemLocationTypeHost;
+	return loc->type == hipMemLocationTypeDevice &&
+	       loc->id == pool->props.location.id;
+}
+
+/* Devices a location may name: the runtime's (or kfd's), at most as many
+ * as a pool records access for. */
+static int access_devices(void)
+{
+	int n = kp_device_count();
+
+	return n < MAX_DEVS ? n : MAX_DEVS;
+}
+
+/*
+ * One descriptor of hipMemPoolSetAccess, as clr checks it (hip_mempool.cpp,
+ * the order of its checks).  A host pool, which clr has not, names its own
+ * location as the host: read-write only.  Access flag 2 is none of HIP's.
+ */
+static hipError_t check_desc(const struct ihipMemPoolHandle_t *pool,
+			     const hipMemAccessDesc *d, int ndev, int checked)
+{
+	int own;
+
+	if (d->location.type == hipMemLocationTypeHost && !pool_is_device(pool))
+		return d->flags == hipMemAccessFlagsProtReadWrite ?
+		       hipSuccess : hipErrorInvalidValue;
+	if (d->location.type != hipMemLocationTypeDevice)
 		return hipErrorInvalidValue;
-	if (loc->type == hipMemLocationTypeDevice &&
-	    (loc->id < 0 || loc->id >= MAX_DEVS))
+	if (d->location.id < 0 || d->location.id >= ndev)
 		return hipErrorInvalidDevice;
+	own = is_own(pool, &d->location);
+	if (!checked && d->flags == hipMemAccessFlagsProtNone)
+		return hipErrorInvalidDevice;
+	if (d->flags > hipMemAccessFlagsProtReadWrite)
+		return hipErrorInvalidValue;
+	if (checked && own && d->flags == hipMemAccessFlagsProtNone)
+		return hipErrorInvalidDevice;
+	if (checked && own && d->flags == hipMemAccessFlagsProtRead)
+		return hipErrorNotSupported;
+	if (d->flags != hipMemAccessFlagsProtNone &&
+	    d->flags != hipMemAccessFlagsProtRead &&
+	    d->flags != hipMemAccessFlagsProtReadWrite)
+		return hipErrorInvalidValue;
 	return hipSuccess;
 }
 
@@ -630,26 +713,15 @@ static hipError_t set_access(hipMemPool_t mem_pool,
 	hipMemAccessDesc *peers = NULL;
 	hipError_t err = hipSuccess;
 	size_t i, npeers = 0;
-	int ndev = 0;
+	int ndev, checked;
 
 	if (!kp_pool_ours(mem_pool))
 		KP_FORWARD(hipMemPoolSetAccess, (mem_pool, desc_list, count));
-	if (count && !desc_list)
+	if (!desc_list)
 		return hipErrorInvalidValue;
-	/* Check every descriptor before changing anything. */
-	for (i = 0; i < count; i++) {
-		const hipMemAccessDesc *d = &desc_list[i];
-
-		if (d->flags != hipMemAccessFlagsProtNone &&
-		    d->flags != hipMemAccessFlagsProtRead &&
-		    d->flags != hipMemAccessFlagsProtReadWrite)
-			return hipErrorInvalidValue;
-		err = check_location(&d->location);
-		if (err != hipSuccess)
-			return err;
-	}
+	ndev = access_devices();
+	checked = kp_rt_version(kp_rt()) >= HIP_SETACCESS_CHECKED_VERSION;
 	if (count) {
-		ndev = kp_device_count();
 		peers = calloc(count, sizeof(*peers));
 		if (!peers)
 			return hipErrorOutOfMemory;
@@ -659,44 +731,39 @@ static hipError_t set_access(hipMemPool_t mem_pool,
 		free(peers);
 		return hipErrorInvalidValue;
 	}
+	/* clr counts the descriptors against its devices first; a host
+	 * pool may name the host too.  Nothing changes before every
+	 * descriptor passed (up to 7.2 clr applies those before a bad one). */
+	if (count > (size_t)ndev + !pool_is_device(pool)) {
+		err = hipErrorInvalidDevice;
+		goto out;
+	}
+	for (i = 0; i < count && !err; i++)
+		err = check_desc(pool, &desc_list[i], ndev, checked);
+	if (err)
+		goto out;
 	for (i = 0; i < count; i++) {
 		const hipMemAccessDesc *d = &desc_list[i];
-		int own = d->location.type == pool->props.location.type &&
-			  (!pool_is_device(pool) ||
-			   d->location.id == pool->props.location.id);
 
-		if (d->location.type == hipMemLocationTypeDevice &&
-		    d->location.id >= ndev) {
-			err = hipErrorInvalidDevice;
-			goto out;
-		}
 		/* The pool's own location keeps read-write access. */
-		if (own && d->flags != hipMemAccessFlagsProtReadWrite) {
-			err = hipErrorInvalidValue;
-			goto out;
-		}
-		if (own || d->flags == hipMemAccessFlagsProtNone)
+		if (is_own(pool, &d->location) ||
+		    d->flags == hipMemAccessFlagsProtNone)
 			continue;
 		/*
-		 * Access from elsewhere needs a mapping.  Host pool memory is
-		 * mapped into every GPU where the runtime has one (it is
-		 * registered with it): access is as asked.  Device memory is
-		 * not mapped into the CPU; into a peer GPU only by the
-		 * runtime's virtual memory calls on memory of hipMemCreate
-		 * (the vmm path), which the pool maps with hipMemMap.
+		 * Access from another device needs a mapping.  Host pool
+		 * memory is mapped into every GPU where the runtime has one
+		 * (it is registered with it): access is as asked.  Device
+		 * memory goes into a peer GPU only by the runtime's virtual
+		 * memory calls on memory of hipMemCreate (the vmm path),
+		 * which the pool maps with hipMemMap.
 		 */
-		if (!pool_is_device(pool) &&
-		    d->location.type == hipMemLocationTypeDevice &&
-		    kp_rt_order())
+		if (!pool_is_device(pool) && kp_rt_order())
 			continue;
-		if (d->location.type == hipMemLocationTypeHost ||
-		    !pool_is_device(pool) || pool->imported ||
+		if (!pool_is_device(pool) || pool->imported ||
 		    pool->be != &kp_backend_rocr ||
 		    kp_rocr_path() != KP_RT_VMM) {
 			kp_say_once(&g_access_said,
 				    "kfdpool: hipMemPoolSetAccess: %s",
-				    d->location.type == hipMemLocationTypeHost ?
-				    "device pools are not mapped into the CPU" :
 				    !pool_is_device(pool) ?
 				    "host pools are mapped into GPUs only beside a "
 				    "HIP runtime that has a device" :
@@ -711,10 +778,10 @@ static hipError_t set_access(hipMemPool_t mem_pool,
 	if (npeers)
 		err = map_peers(pool, peers, npeers);
 	/* Recorded for hipMemPoolGetAccess, and for chunks reserved later
-	 * (pool/mem.c maps them too). */
+	 * (pool/mem.c maps them too); the own device's stays read-write. */
 	if (!err)
 		for (i = 0; i < count; i++)
-			if (desc_list[i].location.type == hipMemLocationTypeDevice)
+			if (!is_own(pool, &desc_list[i].location))
 				pool->access[desc_list[i].location.id] =
 					desc_list[i].flags;
 out:
@@ -728,31 +795,28 @@ static hipError_t get_access(hipMemAccessFlags *flags, hipMemPool_t mem_pool,
 {
 	struct ihipMemPoolHandle_t *pool;
 	hipError_t err = hipSuccess;
-	int ndev = 0;
+	int ndev;
 
 	if (!kp_pool_ours(mem_pool))
 		KP_FORWARD(hipMemPoolGetAccess, (flags, mem_pool, location));
 	if (!flags || !location)
 		return hipErrorInvalidValue;
-	err = check_location(location);
-	if (err != hipSuccess)
-		return err;
-	if (location->type == hipMemLocationTypeDevice)
-		ndev = kp_device_count();
+	ndev = access_devices();
 	pool = kp_pool_lock(mem_pool);
 	if (!pool)
 		return hipErrorInvalidValue;
-	if (location->type == hipMemLocationTypeHost) {
-		*flags = pool_is_device(pool) ? hipMemAccessFlagsProtNone :
-			 hipMemAccessFlagsProtReadWrite;
-	} else if (pool_is_device(pool) &&
-		   location->id == pool->props.location.id) {
+	/* As clr answers (hip_mempool.cpp): a device it has, else
+	 * hipErrorInvalidValue; a host pool's own location is the host. */
+	if (location->type == hipMemLocationTypeHost && !pool_is_device(pool))
 		*flags = hipMemAccessFlagsProtReadWrite;
-	} else if (location->id >= ndev) {
-		err = hipErrorInvalidDevice;
-	} else {
+	else if (location->type != hipMemLocationTypeDevice ||
+		 location->id < 0 || location->id >= ndev)
+		err = hipErrorInvalidValue;
+	else if (pool_is_device(pool) &&
+		 location->id == pool->props.location.id)
+		*flags = hipMemAccessFlagsProtReadWrite;
+	else
 		*flags = pool->access[location->id];
-	}
 	kp_pool_unlock(pool);
 	return err;
 }
