@@ -1298,10 +1298,14 @@ TEST_F_TIMEOUT(pool, fork_while_another_thread_uses_the_library, 300)
  */
 TEST(a_pool_ends_with_its_exporter_whatever_its_child_does)
 {
+	/* One message, from the worker alone: two writers would interleave. */
+	struct {
+		pid_t pid;
+		char verdict;
+	} w = {};
 	struct kfdpool_pool_stats st;
 	int sv[2], imp, status;
-	pid_t exporter, worker = 0;
-	char verdict = 0;
+	pid_t exporter;
 
 	if (access("/dev/kfdpool", F_OK))
 		SKIP(return, "/dev/kfdpool missing");
@@ -1320,33 +1324,33 @@ TEST(a_pool_ends_with_its_exporter_whatever_its_child_does)
 		    lh_send_fd(sv[0], fd))
 			_exit(1);
 		close(fd);
-		worker = fork();
-		if (worker < 0)
+		w.pid = fork();
+		if (w.pid < 0)
 			_exit(2);
-		if (!worker) {
+		if (!w.pid) {
 			/* The worker: no pool fd of its parent's. */
-			verdict = lh_pool_fds() == 0 ? 'K' : 'F';
-			if (lh_write_all(sv[0], &verdict, 1))
+			w.pid = getpid();
+			w.verdict = lh_pool_fds() == 0 ? 'K' : 'F';
+			if (lh_write_all(sv[0], &w, sizeof(w)))
 				_exit(3);
+			/* Killed by the test; never outlives it, whatever fails. */
+			alarm(30);
 			pause();
 			_exit(0);
 		}
-		if (lh_write_all(sv[0], &worker, sizeof(worker)))
-			_exit(4);
 		_exit(0);	/* dies with its pool allocated */
 	}
 	imp = lh_recv_fd(sv[1]);
 	ASSERT_LE(0, imp);
-	ASSERT_EQ(0, lh_read_all(sv[1], &worker, sizeof(worker)));
-	ASSERT_EQ(0, lh_read_all(sv[1], &verdict, 1));
+	ASSERT_EQ(0, lh_read_all(sv[1], &w, sizeof(w)));
 	ASSERT_EQ(exporter, waitpid(exporter, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("exporter status %#x", status);
-	EXPECT_EQ('K', verdict) TH_LOG("the worker holds pool fds");
+	EXPECT_EQ('K', w.verdict) TH_LOG("the worker holds pool fds");
 	/* The exporter is gone, its worker lives: the pool ended. */
-	EXPECT_EQ(0, kill(worker, 0));
+	EXPECT_EQ(0, kill(w.pid, 0));
 	EXPECT_EQ(-ENODEV, kfdpool_pool_stats(imp, 0, &st));
-	kill(worker, SIGKILL);
+	kill(w.pid, SIGKILL);
 	close(imp);
 	close(sv[0]);
 	close(sv[1]);
