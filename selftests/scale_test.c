@@ -114,7 +114,12 @@ static int sysctl_set(const char *path, const char *val, char *old,
 #define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
 #define HUNG_TIMEOUT	"/proc/sys/kernel/hung_task_timeout_secs"
 
-/* Sensitive lockup detectors while a test runs, where the kernel has them. */
+/*
+ * Sensitive lockup detectors while a test runs, where the kernel has them:
+ * 6 s, far below the defaults (20 s, 120 s) and far above what these
+ * commands take, yet not so tight that an emulated CPU the busy host left
+ * unscheduled for a few seconds (TCG keeps host time) reads as a lockup.
+ */
 struct detectors {
 	char thresh[32], hung[32];
 	bool have_thresh, have_hung;
@@ -122,12 +127,12 @@ struct detectors {
 
 static void detectors_on(struct detectors *d)
 {
-	d->have_thresh = !sysctl_set(WATCHDOG_THRESH, "1", d->thresh,
+	d->have_thresh = !sysctl_set(WATCHDOG_THRESH, "3", d->thresh,
 				     sizeof(d->thresh));
-	d->have_hung = !sysctl_set(HUNG_TIMEOUT, "2", d->hung,
+	d->have_hung = !sysctl_set(HUNG_TIMEOUT, "6", d->hung,
 				   sizeof(d->hung));
 	ksft_print_msg("detectors: soft lockup %s, hung task %s\n",
-		       d->have_thresh ? "2 s" : "none", d->have_hung ? "2 s" : "none");
+		       d->have_thresh ? "6 s" : "none", d->have_hung ? "6 s" : "none");
 }
 
 static void detectors_off(struct detectors *d)
