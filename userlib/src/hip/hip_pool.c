@@ -812,8 +812,7 @@ static hipError_t get_access(hipMemAccessFlags *flags, hipMemPool_t mem_pool,
 	else if (location->type != hipMemLocationTypeDevice ||
 		 location->id < 0 || location->id >= ndev)
 		err = hipErrorInvalidValue;
-	else if (pool_is_device(pool) &&
-		 location->id == pool->props.location.id)
+	else if (is_own(pool, location))
 		*flags = hipMemAccessFlagsProtReadWrite;
 	else
 		*flags = pool->access[location->id];
